@@ -1,0 +1,1 @@
+"""Policies for the philosophers: scripted baselines and LLM agents."""

@@ -1,0 +1,1 @@
+"""Text generation: local transformers (``hf``), OpenAI-compatible HTTP (``openai``), offline vLLM (``vllm``)."""

@@ -1,0 +1,1 @@
+"""Paper B: multi-armed bandits, classic baselines, the LLM bandit agent and its metrics."""

@@ -1,0 +1,59 @@
+"""The ``paperlib`` command: what the notebooks do, for batch jobs and clusters.
+
+Each command group registers itself from its own module (``add_commands``); those
+modules import nothing heavy at import time, so a scripted run never loads torch.
+Bad arguments end with one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+class UsageError(ValueError):
+    """A bad argument found after parsing; printed as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not the usage block
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from paperlib import pipeline
+    from paperlib.philosophers import cli as philosophers_cli
+
+    parser = _Parser(prog="paperlib", description=__doc__.splitlines()[0])
+    groups = parser.add_subparsers(dest="group", required=True, parser_class=_Parser)
+    for module in (philosophers_cli, pipeline):
+        module.add_commands(groups)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except (UsageError, ValueError, OSError) as exc:
+        print(f"paperlib: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

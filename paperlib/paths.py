@@ -1,0 +1,18 @@
+"""Every directory the package reads or writes, defined once as an absolute path.
+
+The root is the repository checkout (``PAPERLIB_HOME`` overrides it), so code and
+notebooks work from any working directory.
+"""
+
+import os
+from pathlib import Path
+
+ROOT = Path(os.environ.get("PAPERLIB_HOME", Path(__file__).resolve().parents[1])).resolve()
+DATA = ROOT / "data"
+FIGURES = ROOT / "figures"
+NOTEBOOKS = ROOT / "notebooks"
+BUILD = ROOT / "build"
+EXECUTED_NOTEBOOKS = BUILD / "notebooks"
+CACHE = Path(os.environ.get("PAPERLIB_CACHE", ROOT / ".cache")).resolve()
+MODELS = CACHE / "models"
+PAPER_REPORTED = DATA / "paper_reported.csv"

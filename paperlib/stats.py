@@ -1,0 +1,49 @@
+"""Interval estimates and two-sample tests used by every table.
+
+Thin wrappers over scipy and statsmodels, so each notebook reports the same
+statistics the same way.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats as _st
+
+
+def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and its Student-t confidence interval; (mean, mean, mean) for one value."""
+    x = np.asarray(values, dtype=float)
+    mean = float(x.mean()) if x.size else math.nan
+    if x.size < 2 or np.all(x == x[0]):
+        return mean, mean, mean
+    half = _st.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
+    return mean, float(mean - half), float(mean + half)
+
+
+def wilson_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Proportion and its Wilson score interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    if trials == 0:
+        return math.nan, math.nan, math.nan
+    low, high = proportion_confint(successes, trials, alpha=1 - confidence, method="wilson")
+    return successes / trials, float(low), float(high)
+
+
+def welch(a, b) -> tuple[float, float]:
+    """Welch's t-test: (t statistic, two-sided p-value)."""
+    result = _st.ttest_ind(np.asarray(a, float), np.asarray(b, float), equal_var=False)
+    return float(result.statistic), float(result.pvalue)
+
+
+def hedges_g(treatment, control) -> float:
+    """Standardised mean difference (treatment - control) with the small-sample correction."""
+    a, b = np.asarray(treatment, float), np.asarray(control, float)
+    na, nb = a.size, b.size
+    pooled = math.sqrt(((na - 1) * a.var(ddof=1) + (nb - 1) * b.var(ddof=1)) / (na + nb - 2))
+    if pooled == 0:
+        return 0.0 if a.mean() == b.mean() else math.copysign(math.inf, a.mean() - b.mean())
+    correction = 1 - 3 / (4 * (na + nb) - 9)
+    return float((a.mean() - b.mean()) / pooled * correction)
