@@ -36,11 +36,12 @@ def nonnegative_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from paperlib import pipeline
+    from paperlib.bandits import cli as bandits_cli
     from paperlib.philosophers import cli as philosophers_cli
 
     parser = _Parser(prog="paperlib", description=__doc__.splitlines()[0])
     groups = parser.add_subparsers(dest="group", required=True, parser_class=_Parser)
-    for module in (philosophers_cli, pipeline):
+    for module in (philosophers_cli, bandits_cli, pipeline):
         module.add_commands(groups)
     return parser
 

@@ -23,6 +23,8 @@ def check_writable(path: str | os.PathLike) -> Path:
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise OutputError(f"output path {path} is a directory")
+    if parent.exists() and not parent.is_dir():
+        raise OutputError(f"cannot write {path}: {parent} is not a directory")
     if not parent.exists():
         try:
             parent.mkdir(parents=True, exist_ok=True)

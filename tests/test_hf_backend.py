@@ -1,0 +1,171 @@
+"""HFBackend on the embedded models: every fast path against a plain or independent reference."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from paperlib.backends.hf import HFBackend
+
+pytestmark = pytest.mark.slow
+
+RULES = (
+    "You are a philosopher at a round table with five seats and five forks. "
+    "Each turn choose one action: think, pick_up_left, pick_up_right, put_down_left, put_down_right, eat. "
+    "You eat only while holding both forks. Deadlock happens when everyone holds one fork. " * 3
+)
+TOOL = {"type": "function", "function": {"name": "eat", "description": "Eat.", "parameters": {"type": "object", "properties": {}}}}
+
+
+@pytest.fixture(scope="module")
+def smol():
+    return HFBackend("smollm2-135m", max_batch=4)
+
+
+def observations(n):
+    holds = ["no fork", "the left fork", "the right fork", "both forks"]
+    return [f"Round {i}: you hold {holds[i % 4]}; your left neighbour is {'eating' if i % 3 else 'thinking'}. "
+            f"{'The waiter is away. ' * (i % 3)}What do you do?" for i in range(n)]
+
+
+def chat_prompts(backend, n):
+    return [backend.render([{"role": "system", "content": RULES}, {"role": "user", "content": o}]) for o in observations(n)]
+
+
+def hf_greedy(backend, prompt, max_new_tokens):
+    """transformers' own generate on one unpadded prompt: the independent reference."""
+    ids = torch.tensor([backend.encode(prompt)])
+    out = backend.lm.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, do_sample=False)
+    return out[0, ids.shape[1]:].tolist()
+
+
+def test_batched_greedy_equals_per_prompt(smol):
+    # prompts of different lengths, two chunks (max_batch=4), no shared-prefix reuse: padding only
+    prompts = ["The capital of France is", "Once upon a time, in a small village by the sea, there lived",
+               "1, 2, 3, 4,", "def fibonacci(n):", "Dear diary, today"]
+    smol.reuse_prefix = False
+    try:
+        batched = smol.generate(prompts, max_new_tokens=10)
+    finally:
+        smol.reuse_prefix = True
+    for prompt, completion in zip(prompts, batched):
+        assert completion.token_ids == hf_greedy(smol, prompt, 10)[:len(completion.token_ids)]
+        assert completion.prompt_tokens == len(smol.encode(prompt))
+        assert completion.finish_reason in ("stop", "length")
+
+
+def test_prefix_reuse_equals_plain(smol):
+    prompts = chat_prompts(smol, 6)
+    smol.reuse_prefix = False
+    try:
+        before = dict(smol.stats)
+        plain = smol.generate(prompts, max_new_tokens=12)
+        plain_computed = smol.stats["computed_tokens"] - before["computed_tokens"]
+    finally:
+        smol.reuse_prefix = True
+    before = dict(smol.stats)
+    reused = smol.generate(prompts, max_new_tokens=12)
+    reused_computed = smol.stats["computed_tokens"] - before["computed_tokens"]
+    assert [c.token_ids for c in reused] == [c.token_ids for c in plain]
+    assert [c.text for c in reused] == [c.text for c in plain]
+    assert reused_computed < plain_computed / 2
+    assert plain[0].token_ids == hf_greedy(smol, prompts[0], 12)[:len(plain[0].token_ids)]
+
+
+def test_streams_equal_plain_and_compute_less(smol):
+    history = [f"Step {t}: pressed {'blue' if t % 2 else 'green'}, reward {t % 3}." for t in range(6)]
+    keys = ["a", "b", "c"]
+    prompt = lambda k, t: f"Buttons: blue, green, red. Instance {k}.\n" + "\n".join(history[:t]) + "\nACTION="
+    smol.forget()
+    streamed_computed = plain_computed = 0
+    for t in range(1, 5):
+        prompts = [prompt(k, t + i) for i, k in enumerate(keys)]
+        before = smol.stats["computed_tokens"]
+        streamed = smol.generate(prompts, max_new_tokens=8, streams=keys)
+        streamed_computed += smol.stats["computed_tokens"] - before
+        before = smol.stats["computed_tokens"]
+        plain = smol.generate(prompts, max_new_tokens=8)
+        plain_computed += smol.stats["computed_tokens"] - before
+        assert [c.token_ids for c in streamed] == [c.token_ids for c in plain]
+    assert streamed_computed < plain_computed * 0.7
+    smol.forget(["a"])
+    assert set(smol._streams) == {"b", "c"}
+    smol.forget()
+
+
+def test_stop_strings(smol):
+    prompts = chat_prompts(smol, 3)
+    free = smol.generate(prompts, max_new_tokens=16)
+    words = free[0].text.split()
+    assert len(words) >= 3, free[0].text
+    stop = " " + words[2]  # ends inside the completion, so generation must stop there
+    stopped = smol.generate(prompts, max_new_tokens=16, stop=[stop, "</tool_call>"])
+    text = stopped[0].text
+    assert text.endswith(stop) and free[0].text.startswith(text)
+    assert stopped[0].finish_reason == "stop"
+    assert stopped[0].token_ids == free[0].token_ids[:len(stopped[0].token_ids)]
+    assert len(stopped[0].token_ids) < len(free[0].token_ids)
+
+
+def test_seeded_sampling_reproducible(smol):
+    prompts = chat_prompts(smol, 5)
+    a = smol.generate(prompts, max_new_tokens=12, temperature=1.0, seed=7, logprobs=True)
+    b = smol.generate(prompts, max_new_tokens=12, temperature=1.0, seed=7, logprobs=True)
+    c = smol.generate(prompts, max_new_tokens=12, temperature=1.0, seed=8)
+    assert [x.token_ids for x in a] == [x.token_ids for x in b]
+    assert [x.logprobs for x in a] == [x.logprobs for x in b]
+    assert [x.token_ids for x in a] != [x.token_ids for x in c]
+    assert all(len(x.logprobs) == len(x.token_ids) and max(x.logprobs) <= 0 for x in a)
+
+
+def test_score_equals_naive_forward(smol):
+    prompts = chat_prompts(smol, 5) + ["Press a button. ACTION="]
+    candidates = ["eat", "think", "pick_up_left", " put_down_right", "blue"]
+    scores = smol.score(prompts, candidates)
+    assert scores.shape == (6, 5)
+    for i, prompt in enumerate(prompts):
+        prompt_ids = smol.encode(prompt)
+        for j, candidate in enumerate(candidates):
+            cand = smol.candidate_ids(prompt_ids, prompt, candidate)
+            ids = torch.tensor([prompt_ids + cand])
+            with torch.inference_mode():
+                logp = torch.log_softmax(smol.lm(input_ids=ids).logits[0].float(), -1)
+            naive = sum(logp[len(prompt_ids) - 1 + t, tok].item() for t, tok in enumerate(cand))
+            assert scores[i, j] == pytest.approx(naive, abs=1e-3)
+    with pytest.raises(ValueError):
+        smol.score(prompts, ["eat", ""])
+
+
+def test_candidate_tokens_from_joint_tokenisation(smol):
+    prompt = "Press a button. ACTION="
+    ids = smol.encode(prompt)
+    assert smol.candidate_ids(ids, prompt, "blue") == smol.encode(prompt + "blue")[len(ids):]
+
+
+def test_render_tools_and_system_fallbacks(smol):
+    assert not smol.supports_tools  # SmolLM2's template ignores tools: they go to the system message
+    text = smol.render([{"role": "user", "content": "hi"}], tools=[TOOL])
+    assert '"name": "eat"' in text and "<tool_call>" in text and text.endswith("<|im_start|>assistant\n")
+    tokenizer = copy.deepcopy(smol.tokenizer)
+    tokenizer.chat_template = (
+        "{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('no system') }}{% endif %}"
+        "{{ m['role'] + ': ' + m['content'] + '\n' }}{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}"
+    )
+    strict = HFBackend(lm=smol.lm, tokenizer=tokenizer)
+    assert not strict.supports_system
+    assert strict.render([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]) == "user: S\n\nU\nassistant: "
+
+
+def test_gemma_long_shared_prefix_matches_reference():
+    # longer than Gemma 3's 512-token sliding window; BOS added by the template
+    gemma = HFBackend("gemma3-270m")
+    assert gemma.bos is not None and not gemma.supports_tools
+    prompts = [gemma.render([{"role": "system", "content": RULES * 3}, {"role": "user", "content": o}])
+               for o in observations(3)]
+    assert prompts[0].startswith("<bos><start_of_turn>user\n") and prompts[0].endswith("<start_of_turn>model\n")
+    assert len(gemma.encode(prompts[0])) > 600
+    out = gemma.generate(prompts, max_new_tokens=6)
+    for prompt, completion in zip(prompts, out):
+        assert completion.token_ids == hf_greedy(gemma, prompt, 6)[:len(completion.token_ids)]
+    assert np.isfinite(gemma.score(prompts, ["think", "eat"])).all()
