@@ -35,7 +35,7 @@ def test_left_first_deadlocks_in_round_one(n, mode):
 @pytest.mark.parametrize("name", ["resource_hierarchy", "waiter"])
 def test_deadlock_free_policies_never_deadlock_and_do_eat(name, mode):
     for n in range(2, 21):
-        for rounds in (5, 13, 40):
+        for rounds in (5, 12):
             episodes, _ = play(name, n, rounds=rounds, episodes=2, seed=n, mode=mode)
             assert not episodes["deadlock"].any(), (n, rounds)
             assert (episodes["meals_total"] > 0).all(), (n, rounds)
@@ -50,7 +50,7 @@ def test_resource_hierarchy_philosopher_n_minus_1_starts_with_fork_zero():
 
 def test_waiter_never_lets_everyone_hold_a_fork():
     for mode in MODES:
-        _, steps = play("waiter", 6, rounds=30, episodes=1, mode=mode)
+        _, steps = play("waiter", 6, rounds=16, episodes=1, mode=mode)
         holding = steps.assign(any_fork=steps["holds_left"] | steps["holds_right"])
         assert holding.groupby("round")["any_fork"].sum().max() <= 5
 

@@ -146,6 +146,22 @@ def _table(n: int, rounds: int) -> int | None:
     return None
 
 
+MAX_DP_ROUNDS = 16  # the transfer DP holds 2^R states
+
+
+def simultaneous_closed_form(n: int, rounds: int) -> int:
+    """The simultaneous-mode maximum in closed form, found from the DP's values and checked
+    against it for N <= 50, R <= 16 (tests/test_meal_bound.py); used beyond the DP's reach."""
+    if rounds < 3:
+        return 0
+    k, r = divmod(rounds, 3)
+    if r == 0:
+        return (n * rounds - 3 * (n % 2)) // 6
+    if r == 1:
+        return (n * k) // 2
+    return (n * k * (k + 1)) // (2 * k + 1)
+
+
 @lru_cache(maxsize=None)
 def max_meals(n: int, rounds: int, mode: str = "simultaneous") -> int:
     """The exact maximum total meals in ``rounds`` rounds at a table of ``n`` under ``mode``."""
