@@ -177,7 +177,7 @@ def max_meals(n: int, rounds: int, mode: str = "simultaneous") -> int:
     if rounds <= 12:
         return _ring_cached(rounds, mode, n)[n]
     raise NotImplementedError(
-        f"no exact sequential maximum known for n={n}, rounds={rounds} (exact for R <= 18 or N <= 12); "
+        f"no exact sequential maximum known for n={n}, rounds={rounds} (exact for R <= 18, or N <= 8); "
         "max_meals_upper_bound gives a proven upper bound"
     )
 
