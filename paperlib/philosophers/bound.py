@@ -8,13 +8,13 @@ Result
 ------
 ``simultaneous`` (any N >= 2, R >= 3; k, r = divmod(R, 3)):
 
-    r == 0:  floor((N*R - 3*(N % 2)) / 6)      (= N*k/2, or (N*k - 1)/2 ... for odd N)
+    r == 0:  floor((N*R - 3*(N % 2)) / 6)      (N*k/2 for even N, floor((N*k - 1)/2) for odd)
     r == 1:  floor(N*k / 2)                     (the extra round is worth nothing)
     r == 2:  floor(N*k*(k+1) / (2k+1))
 
 ``sequential``: no closed form; exact values come from an embedded table (below)
-for R <= 18 with N <= 50 and for N <= 12 with R <= 50, and from the exact solvers
-below for small cases outside it. Elsewhere (N >= 13 and R >= 19, sequential)
+for R <= 18 with N <= 50 and for N <= 11 with R <= 50, and from the exact solvers
+below for small cases outside it. Elsewhere (N >= 12 and R >= 19, sequential)
 ``max_meals`` raises NotImplementedError rather than return an inexact number;
 ``max_meals_upper_bound`` gives a proven upper bound there. For R <= 5 the two
 modes agree.
@@ -31,9 +31,9 @@ Method
    both forks down (``ready``) and take two again, so consecutive meals are >= 5
    rounds apart. Replacing the meal by "take the first fork at e-2, the second at
    e-1, put the first-released fork down at e+1, the other at e+2" only shrinks every
-   holding interval, so every neighbour's action stays valid (in sequential mode a
-   same-round hand-over keeps its order); the new schedule is playable with the
-   environment's tools. So a meal is (eating round e >= 3, which fork is taken
+   holding interval (and forks taken without a meal are simply not taken), so every
+   neighbour's action stays valid (in sequential mode a same-round hand-over keeps
+   its order); the new schedule is playable with the environment's tools. So a meal is (eating round e >= 3, which fork is taken
    second, which is put down first), and fork f is occupied by the meal in rounds
    [e-2+(taken second), e+(not put down first)], truncated at R.
 2. Interaction only through shared forks: two uses of a fork must be disjoint;
@@ -59,7 +59,8 @@ Method
    2N - 3*floor(N/2) fork-rounds there are idle, and at most floor(N/2) meals are
    eaten in round R: 6M <= N*R - 2N + 4*floor(N/2). The formula above is exactly
    min(floor(N*g(R)), floor((N*R - 2N + 4*floor(N/2))/6)) for all N, R <= 50.
-   It is attained (so exact) wherever the exact solvers reach: every N <= 11 with
+   ((b) binds only for odd N with R = 3k, k even.) It is attained (so exact)
+   wherever the exact solvers reach: every N <= 11 with
    R <= 50 and every R <= 18 with N <= 50. For N >= 12 and R >= 19 it is a proven
    upper bound matching every computed value's pattern; attainment there is not
    machine-checked. It is always an upper bound for sequential mode too (every
@@ -136,6 +137,14 @@ def _simultaneous(n: int, rounds: int) -> int:
     return n * k * (k + 1) // (2 * k + 1)
 
 
+def simultaneous_closed_form(n: int, rounds: int) -> int:
+    """The simultaneous-mode maximum (the formula above), without argument checks."""
+    return _simultaneous(n, rounds)
+
+
+MAX_DP_ROUNDS = 16  # exact_by_ring holds 2^R states: minutes at R = 16, hours beyond 18
+
+
 def _table(n: int, rounds: int) -> int | None:
     if rounds < 3:
         return 0
@@ -144,22 +153,6 @@ def _table(n: int, rounds: int) -> int | None:
     if n in _SEQ_BY_N and rounds <= _TABLE_R:
         return int(_SEQ_BY_N[n].split()[rounds - 1])
     return None
-
-
-MAX_DP_ROUNDS = 16  # the transfer DP holds 2^R states
-
-
-def simultaneous_closed_form(n: int, rounds: int) -> int:
-    """The simultaneous-mode maximum in closed form, found from the DP's values and checked
-    against it for N <= 50, R <= 16 (tests/test_meal_bound.py); used beyond the DP's reach."""
-    if rounds < 3:
-        return 0
-    k, r = divmod(rounds, 3)
-    if r == 0:
-        return (n * rounds - 3 * (n % 2)) // 6
-    if r == 1:
-        return (n * k) // 2
-    return (n * k * (k + 1)) // (2 * k + 1)
 
 
 @lru_cache(maxsize=None)
@@ -177,7 +170,8 @@ def max_meals(n: int, rounds: int, mode: str = "simultaneous") -> int:
     if rounds <= 12:
         return _ring_cached(rounds, mode, n)[n]
     raise NotImplementedError(
-        f"no exact sequential maximum known for n={n}, rounds={rounds} (exact for R <= 18, or N <= 8); "
+        f"no exact sequential maximum known for n={n}, rounds={rounds} "
+        f"(exact for R <= {max(_SEQ_BY_ROUNDS)} or N <= {max(_SEQ_BY_N)}); "
         "max_meals_upper_bound gives a proven upper bound"
     )
 
