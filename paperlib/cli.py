@@ -20,28 +20,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+def int_at_least(least: int, message: str = "must be at least {least}, got {text}"):
+    """An argparse type: an integer of at least ``least``, else ``message`` (formatted with least and text)."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(message.format(least=least, text=text))
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in its "invalid integer value" message
+    return parse
 
 
-def nonnegative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be zero or more, got {text}")
-    return value
+positive_int = int_at_least(1, "must be a positive integer, got {text}")
+nonnegative_int = int_at_least(0, "must be zero or more, got {text}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from paperlib import pipeline
+    from paperlib import bench, pipeline
     from paperlib.bandits import cli as bandits_cli
     from paperlib.philosophers import cli as philosophers_cli
 
     parser = _Parser(prog="paperlib", description=__doc__.splitlines()[0])
     groups = parser.add_subparsers(dest="group", required=True, parser_class=_Parser)
-    for module in (philosophers_cli, bandits_cli, pipeline):
+    for module in (philosophers_cli, bandits_cli, bench, pipeline):
         module.add_commands(groups)
     return parser
 

@@ -186,10 +186,3 @@ def test_bad_arguments(args, message):
 def test_zero_rounds():
     assert max_meals(5, 0, "simultaneous") == max_meals(5, 0, "sequential") == 0
 
-
-def test_closed_form_matches_the_dp():
-    from paperlib.philosophers.bound import MAX_DP_ROUNDS, simultaneous_closed_form
-
-    for rounds in range(0, MAX_DP_ROUNDS + 1):
-        for n in range(2, 51, 3):
-            assert simultaneous_closed_form(n, rounds) == max_meals(n, rounds, "simultaneous"), (n, rounds)

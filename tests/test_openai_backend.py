@@ -107,6 +107,15 @@ def test_refused_key_raises_one_line(server, status):
     assert KEY not in message
 
 
+def test_unknown_model_raises_one_line_without_retry(server):
+    server.script({"status": 404})
+    with pytest.raises(EndpointError) as error:
+        OpenAIBackend("no-such-model", max_retries=3, backoff=0.01).chat([user("go")])
+    message = str(error.value)
+    assert "\n" not in message and "404" in message and "'no-such-model'" in message
+    assert len(server.requests) == 1
+
+
 def test_concurrency_is_bounded_and_order_kept(server):
     n = 24
 

@@ -191,6 +191,8 @@ def test_deadlock_is_everyone_holding_exactly_one_fork():
         (lambda: play_round(initial_table(3), ["think"] * 2), "expected 3 actions"),
         (lambda: play_round(initial_table(2), ["think", "dance"]), "unknown action 'dance'"),
         (lambda: play_round(initial_table(2), ["think", "think"], "turns"), "unknown mode"),
+        (lambda: act(initial_table(3), 0, "dance"), "unknown action 'dance'"),
+        (lambda: act(initial_table(3), 3, "think"), "no philosopher 3 at a table of 3"),
     ],
 )
 def test_bad_input_says_what_is_wrong(call, message):

@@ -54,7 +54,8 @@ class OpenAIBackend:
     jittered); other 4xx are not. A request that still fails returns an empty
     completion with ``finish_reason="error:<reason>"`` (``timeout``, ``connection``,
     ``http_<status>``), so a long evaluation goes on and records the failure. A refused
-    key (401, 403) raises ``EndpointError``, since every request would fail.
+    key (401, 403) or an unknown model or path (404) raises ``EndpointError``, since
+    every request would fail.
     """
 
     name = "openai"
@@ -121,6 +122,11 @@ class OpenAIBackend:
                 raise EndpointError(
                     f"{self.base_url} refused the key (HTTP {exc.status_code}): "
                     "check PAPERLIB_OPENAI_API_KEY (or OPENAI_API_KEY)"
+                ) from None
+            except openai.NotFoundError:
+                raise EndpointError(
+                    f"{self.base_url} answered 404 for model {self.model!r}: check the base URL "
+                    "(it usually ends in /v1) and the model name (PAPERLIB_MODEL_<NAME> maps a registry name)"
                 ) from None
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
                 reason = _reason(exc)

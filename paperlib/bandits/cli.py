@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from paperlib.cli import UsageError, nonnegative_int, positive_int
+from paperlib.cli import UsageError, int_at_least, nonnegative_int, positive_int
 
 
-def _arms(text: str) -> int:
-    value = int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"a bandit needs at least 2 arms, got {text}")
-    return value
+_arms = int_at_least(2, "a bandit needs at least 2 arms, got {text}")
 
 
 def add_commands(groups) -> None:

@@ -137,14 +137,6 @@ def _simultaneous(n: int, rounds: int) -> int:
     return n * k * (k + 1) // (2 * k + 1)
 
 
-def simultaneous_closed_form(n: int, rounds: int) -> int:
-    """The simultaneous-mode maximum (the formula above), without argument checks."""
-    return _simultaneous(n, rounds)
-
-
-MAX_DP_ROUNDS = 16  # exact_by_ring holds 2^R states: minutes at R = 16, hours beyond 18
-
-
 def _table(n: int, rounds: int) -> int | None:
     if rounds < 3:
         return 0

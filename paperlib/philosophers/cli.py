@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-
-from paperlib.cli import UsageError, nonnegative_int, positive_int
+from paperlib.cli import UsageError, int_at_least, nonnegative_int, positive_int
 from paperlib.philosophers.env import MODES
 
-
-def _table_size(text: str) -> int:
-    value = int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"a table needs at least 2 philosophers, got {text}")
-    return value
+_table_size = int_at_least(2, "a table needs at least 2 philosophers, got {text}")
 
 
 def add_commands(groups) -> None:

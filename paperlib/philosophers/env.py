@@ -107,6 +107,9 @@ def _check(actions: Sequence[str], n: int) -> None:
 
 def act(table: Table, i: int, action: str) -> tuple[Table, bool]:
     """Philosopher ``i`` acts alone and at once (one step of a sequential round)."""
+    if not 0 <= i < table.n:
+        raise ValueError(f"no philosopher {i} at a table of {table.n}")
+    _check([action], 1)
     holder, ready, meals = list(table.holder), list(table.ready), list(table.meals)
     valid = _apply_one(i, action, table.n, holder, ready, meals, can_eat=None)
     _refresh_ready(table.n, holder, ready)
