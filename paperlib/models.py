@@ -179,21 +179,19 @@ def cpu_threads() -> int:
 
 
 def default_dtype(device: str):
-    """bfloat16 where the hardware multiplies it natively (CUDA; a CPU with AMX or AVX512-BF16), else float32.
+    """float32 on a CPU, bfloat16 on an accelerator; pass ``dtype`` to choose otherwise.
 
-    Measured with SmolLM2 at batch 16: on a CPU with AMX bf16 is ≈ 2x faster than
-    float32; on this AVX2-only 2-core EPYC it is 5-6x slower (prefill ≈ 40 against
-    ≈ 240 tokens/s, decode ≈ 26 against ≈ 84), as torch emulates it there.
+    float32 on CPU [ours], for reproducibility over speed: every CPU computes it, so a
+    fresh machine rebuilds the committed greedy rollouts, and batched, prefix-reusing
+    and one-at-a-time generation give the same tokens (the backend's tests assert this
+    in float32; in bfloat16 the rounding depends on the batch shape and they differ).
+    bfloat16 is faster where the CPU multiplies it natively: measured with SmolLM2 at
+    batch 32, ≈ 1.5x on a 2-core CPU with AVX512-BF16, ≈ 2x with AMX; on an AVX2-only
+    CPU torch emulates it and it is 5-6x slower.
     """
     import torch
 
-    if device != "cpu":
-        return torch.bfloat16
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        flags = ""
-    return torch.bfloat16 if ("amx_bf16" in flags or "avx512_bf16" in flags) else torch.float32
+    return torch.float32 if device == "cpu" else torch.bfloat16
 
 
 def load_local(name: str, device: str = "cpu", dtype=None):
