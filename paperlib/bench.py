@@ -18,11 +18,52 @@ def add_commands(groups) -> None:
 
 # -- paper A: philosopher decisions per second ---------------------------------------
 def _add_philosophers(commands) -> None:
+    from paperlib.cli import int_at_least, nonnegative_int, positive_int
+
     command = commands.add_parser("philosophers", help="philosopher decisions/s: batched agent vs one generate per philosopher")
-    command.set_defaults(func=lambda args: print("TODO(issue 3)") or 1)
+    command.add_argument("--model", default="smollm2-135m", help="a local model (hf backend)")
+    command.add_argument("--n", type=int_at_least(2, "a table needs at least 2 philosophers, got {text}"), default=5)
+    command.add_argument("--episodes", type=positive_int, default=30, help="concurrent episodes")
+    command.add_argument("--rounds", type=positive_int, default=2, help="rounds timed (every episode)")
+    command.add_argument("--naive", type=int_at_least(2, "--naive must be at least 2, got {text}"), default=10,
+                         help="decisions timed one generate call at a time")
+    command.add_argument("--max-new-tokens", type=positive_int, default=32)
+    command.add_argument("--seed", type=nonnegative_int, default=0)
+    command.set_defaults(func=_run_philosophers)
+
+
+def _run_philosophers(args) -> int:
+    from paperlib.bench_hf import bench_batch, report
+    from paperlib.models import resolve
+
+    resolve(args.model)  # an unknown name fails in one line before torch loads
+    print(report(batch=bench_batch(args.model, args.n, args.episodes, args.rounds, args.naive, args.max_new_tokens,
+                                   seed=args.seed)))
+    return 0
 
 
 # -- paper B: bandit steps per second --------------------------------------------------
 def _add_bandit(commands) -> None:
+    import argparse
+
+    from paperlib.cli import int_at_least, nonnegative_int, positive_int
+
     command = commands.add_parser("bandit", help="bandit steps/s and prompt tokens computed: per-instance KV vs recomputing")
-    command.set_defaults(func=lambda args: print("TODO(issue 4)") or 1)
+    command.add_argument("--model", default="gemma3-270m", help="a local model (hf backend)")
+    command.add_argument("--instances", type=positive_int, default=64)
+    command.add_argument("--arms", type=int_at_least(2, "a bandit needs at least 2 arms, got {text}"), default=10)
+    command.add_argument("--start", type=nonnegative_int, default=25, help="steps a random policy plays first")
+    command.add_argument("--steps", type=int_at_least(2, "--steps must be at least 2 (one cold, then warm), got {text}"),
+                         default=4, help="timed steps (the first is cold)")
+    command.add_argument("--cot", action=argparse.BooleanOptionalAction, default=False)
+    command.add_argument("--decision", choices=("free", "constrained"), default="constrained")
+    command.add_argument("--max-new-tokens", type=positive_int, help="default: the paper's budget for the prompt")
+    command.set_defaults(func=_run_bandit)
+
+
+def _run_bandit(args) -> int:
+    from paperlib.bench_hf import bench_streams, report
+
+    print(report(streams=bench_streams(args.model, args.instances, args.arms, args.start, args.steps, args.cot,
+                                       args.decision, args.max_new_tokens)))
+    return 0

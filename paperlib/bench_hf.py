@@ -1,15 +1,17 @@
-"""Throughput of the local backend on the papers' two prompt shapes, in one process.
+"""Throughput of the local backend on the papers' two workloads, in one process.
 
-- :func:`bench_batch`: dining-philosophers decisions (episodes x philosophers prompts,
-  a long shared prefix of rules and tools, a short per-philosopher tail). Measures
-  decisions/s of (a) a naive loop, one ``generate`` call per prompt (timed on the
-  first ``naive_prompts``), (b) one batched call, plain, (c) one batched call
-  reusing the shared prefix; ratios against (a), and seconds in prefill and decode.
-- :func:`bench_streams`: bandit histories (``streams`` prompts growing by one line a
-  step): prompt tokens computed and seconds, with and without per-stream KV.
+- :func:`bench_batch`: the LLM philosopher agent at N=5 with 30 concurrent episodes,
+  one batched call per round (plain, and reusing the shared prefix of rules and tools)
+  against a naive loop of one ``generate`` call per philosopher; decisions/s, ratios
+  against the naive loop, and where the time goes.
+- :func:`bench_streams`: the LLM bandit agent on 64 instances (its real prompts, a
+  history growing by one line a step): prompt tokens computed per step and steps/s
+  with per-instance KV against recomputing every prompt (and shared prefix only).
+  At 64 instances it runs ≈ 14 minutes on one core, nearly all of it in the two
+  recomputing modes.
 
-The defaults run in about two minutes on the 2-core CPU. ``os.getloadavg`` is
-reported beside the figures: other work on the machine slows every mode.
+``os.getloadavg`` is reported beside the figures: other work on the machine slows
+every mode.
 """
 
 from __future__ import annotations
@@ -19,119 +21,166 @@ import time
 
 from paperlib.backends.hf import HFBackend
 
-ACTIONS = ("think", "pick_up_left", "pick_up_right", "put_down_left", "put_down_right", "eat")
 
-
-def _fit(backend: HFBackend, sentences: list[str], tokens: int) -> str:
-    """Join sentences (cycling) until the text is about ``tokens`` tokens long."""
-    text, i = "", 0
-    while len(backend.encode(text)) < tokens:
-        text += sentences[i % len(sentences)] + " "
-        i += 1
-    return text.strip()
-
-
-def dining_prompts(backend: HFBackend, episodes: int, philosophers: int, prefix_tokens: int, tail_tokens: int) -> list[str]:
-    """Chat prompts shaped like paper A's: one system message (rules + tools) shared by
-    all, one user message per philosopher and episode."""
-    rules = _fit(backend, [
-        "You are one of the philosophers seated around a round table, one fork between each pair of neighbours.",
-        "You eat only while holding both your left and your right fork; eating ends your hunger for a round.",
-        "If every philosopher holds exactly one fork, nobody can eat: the table is deadlocked and all lose.",
-        f"Each round reply with exactly one tool call, one of: {', '.join(ACTIONS)}.",
-        "Think about your neighbours: they follow the same rules and choose at the same time as you.",
-    ], prefix_tokens)
-    holds = ("no fork", "the left fork", "the right fork", "both forks")
-    users = []
-    for e in range(episodes):
-        for p in range(philosophers):
-            users.append(_fit(backend, [
-                f"Episode {e}, round {1 + (e + p) % 5}. You are philosopher {p} of {philosophers}.",
-                f"You hold {holds[(e + p) % 4]}; you have eaten {(e * p) % 3} times.",
-                f"Your left neighbour {'is eating' if (e + p) % 2 else 'is thinking'}; "
-                f"your right neighbour holds {holds[(e + 2 * p) % 4]}.",
-                "What do you do now?",
-            ], tail_tokens + (e + p) % 7 - 3))
-    return [backend.render([{"role": "system", "content": rules}, {"role": "user", "content": u}]) for u in users]
-
-
-def _timed(backend: HFBackend, run) -> dict:
-    before = dict(backend.stats)
-    start = time.perf_counter()
-    completions = run()
-    wall = time.perf_counter() - start
-    delta = {k: backend.stats[k] - before[k] for k in before}
-    return {"decisions": len(completions), "seconds": wall, "decisions_per_s": len(completions) / wall,
-            "prefill_s": delta["prefill_s"], "decode_s": delta["decode_s"],
-            "prompt_tokens": delta["prompt_tokens"], "computed_tokens": delta["computed_tokens"],
-            "new_tokens": sum(len(c.token_ids) for c in completions), "completions": completions}
-
-
-def bench_batch(model: str = "smollm2-135m", episodes: int = 6, philosophers: int = 5, prefix_tokens: int = 300,
-                tail_tokens: int = 60, new_tokens: int = 24, naive_prompts: int = 6, max_batch: int = 64,
+def bench_batch(model: str = "smollm2-135m", n: int = 5, episodes: int = 30, rounds: int = 2, naive: int = 10,
+                max_new_tokens: int = 32, temperature: float = 1.0, seed: int = 0,
                 backend: HFBackend | None = None) -> dict:
-    """decisions/s of the naive loop, plain batch and prefix-reuse batch (greedy), and
-    whether the three gave the same completions. The paper-sized batch is
-    ``episodes=30`` (150 prompts)."""
-    backend = backend or HFBackend(model, max_batch=max_batch)
-    prompts = dining_prompts(backend, episodes, philosophers, prefix_tokens, tail_tokens)
-    backend.generate(prompts[:2], max_new_tokens=2)  # warm-up
-    results = {}
-    backend.reuse_prefix = False
-    results["naive"] = _timed(backend, lambda: [backend.generate([p], max_new_tokens=new_tokens)[0]
-                                                for p in prompts[:naive_prompts]])
-    results["batched"] = _timed(backend, lambda: backend.generate(prompts, max_new_tokens=new_tokens))
+    """Philosopher decisions/s of the real LLM agent (``paperlib.agents.llm``, free mode,
+    default prompt) at N=``n`` with ``episodes`` concurrent episodes for ``rounds`` rounds,
+    batched with and without shared-prefix reuse, against a naive loop that renders each
+    philosopher's prompt and calls ``generate`` once for it (timed on ``naive`` turns spread
+    evenly over the batched run's turns, then extrapolated per decision).
+
+    Where the time goes in the batched runs: prefill and decode (the backend's own
+    counters), parsing (``parse_action`` re-run on the run's completions, timed), the rest
+    of the agent (prompts, rendering, hashing) and the environment with the episode
+    runner (everything outside the agent's ``act``).
+    """
+    from paperlib.agents.llm import LLMPolicy
+    from paperlib.agents.parsing import parse_action
+    from paperlib.agents.prompts import STOP
+    from paperlib.philosophers.episode import episode_seeds, run_episodes
+
+    backend = backend or HFBackend(model)
+    agent = LLMPolicy(backend, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed)
+    seeds = episode_seeds(seed, episodes)
+    backend.generate(["warm-up"] * 2, max_new_tokens=2)
+    results, actions, turns = {}, {}, []
+    for mode in ("batched", "prefix_reuse"):
+        backend.reuse_prefix = mode == "prefix_reuse"
+        timed = _TimedPolicy(agent)
+        before, started = dict(backend.stats), time.perf_counter()
+        _, steps = run_episodes(timed, n=n, rounds=rounds, seeds=seeds)
+        wall = time.perf_counter() - started
+        delta = {k: backend.stats[k] - before[k] for k in before}
+        parse_started = time.perf_counter()
+        for text in steps["raw_completion"]:
+            parse_action(text)
+        parse_s = time.perf_counter() - parse_started
+        results[mode] = {"decisions": len(steps), "seconds": wall, "decisions_per_s": len(steps) / wall,
+                         "prefill_s": delta["prefill_s"], "decode_s": delta["decode_s"], "parse_s": parse_s,
+                         "agent_other_s": timed.seconds - delta["prefill_s"] - delta["decode_s"] - parse_s,
+                         "environment_s": wall - timed.seconds, "prompt_tokens": delta["prompt_tokens"],
+                         "computed_tokens": delta["computed_tokens"],
+                         "new_tokens": int(steps["completion_token_ids"].map(len).sum()),
+                         "call_rate": float((steps["action"] != "none").mean())}
+        actions[mode], turns = steps["raw_completion"].tolist(), timed.turns
     backend.reuse_prefix = True
-    results["prefix_reuse"] = _timed(backend, lambda: backend.generate(prompts, max_new_tokens=new_tokens))
-    ids = {k: [c.token_ids for c in r.pop("completions")] for k, r in results.items()}
+    picked = [turns[round(i * (len(turns) - 1) / max(naive - 1, 1))] for i in range(naive)]
+    before, started = dict(backend.stats), time.perf_counter()
+    for i, conversation in enumerate(agent.conversations(picked)):
+        prompt = backend.render(conversation, tools=agent.tools)
+        [completion] = backend.generate([prompt], max_new_tokens=max_new_tokens, temperature=temperature,
+                                        seed=seed + i, stop=STOP)
+        parse_action(completion.text)
+    wall = time.perf_counter() - started
+    results["naive"] = {"decisions": naive, "seconds": wall, "decisions_per_s": naive / wall,
+                        "prefill_s": backend.stats["prefill_s"] - before["prefill_s"],
+                        "decode_s": backend.stats["decode_s"] - before["decode_s"]}
     for r in results.values():
         r["vs_naive"] = r["decisions_per_s"] / results["naive"]["decisions_per_s"]
-    return {"model": backend.model, "dtype": str(backend.lm.dtype), "prompts": len(prompts),
-            "prompt_tokens_mean": sum(len(backend.encode(p)) for p in prompts) / len(prompts),
-            "same_completions": ids["batched"] == ids["prefix_reuse"] and ids["naive"] == ids["batched"][:naive_prompts],
-            "loadavg": os.getloadavg()[0], "results": results}
+    return {"model": backend.model, "dtype": str(backend.lm.dtype), "n": n, "episodes": episodes, "rounds": rounds,
+            "max_new_tokens": max_new_tokens, "temperature": temperature,
+            "same_completions": actions["batched"] == actions["prefix_reuse"],
+            "loadavg": os.getloadavg(), "results": results}
 
 
-def bench_streams(model: str = "smollm2-135m", streams: int = 8, steps: int = 10, new_tokens: int = 8,
-                  max_batch: int = 64, backend: HFBackend | None = None) -> dict:
-    """Bandit-shaped prompts (instructions + a history growing one line a step), every
-    step one batched call over all streams: prompt tokens computed and seconds with
-    per-stream KV (``streams=``) against shared-prefix reuse alone."""
-    backend = backend or HFBackend(model, max_batch=max_batch)
-    intro = ("You are in a room with five buttons: blue, green, red, yellow, purple. Each press gives a reward "
-             "drawn from that button's own distribution. Maximise your total reward. Reply ACTION=<button>.\n")
+class _TimedPolicy:
+    """The agent, with the seconds spent in its ``act`` and the turns it was given."""
 
-    def prompt(s, t):
-        lines = [f"Step {i}: pressed {('blue', 'green', 'red', 'yellow', 'purple')[(s * i + i // 3) % 5]}, "
-                 f"reward {(s + i * 7) % 5}." for i in range(t)]
-        return backend.render([{"role": "user", "content": intro + "\n".join(lines) + "\nWhich button now?"}])
+    def __init__(self, policy):
+        self.policy, self.seconds, self.turns = policy, 0.0, []
 
-    out = {}
-    for mode in ("prefix_reuse", "streams"):
-        keys = [f"bench-{s}" for s in range(streams)] if mode == "streams" else None
-        backend.forget()
-        runs = [_timed(backend, lambda t=t: backend.generate([prompt(s, t) for s in range(streams)],
-                                                              max_new_tokens=new_tokens, streams=keys))
-                for t in range(steps)]
-        out[mode] = {k: sum(r[k] for r in runs) for k in ("seconds", "prefill_s", "decode_s", "prompt_tokens", "computed_tokens")}
-    backend.forget()
-    return {"model": backend.model, "streams": streams, "steps": steps, "loadavg": os.getloadavg()[0], "results": out}
+    def reset(self, seeds):
+        self.policy.reset(seeds)
+
+    def act(self, turns):
+        started = time.perf_counter()
+        decisions = self.policy.act(turns)
+        self.seconds += time.perf_counter() - started
+        self.turns += turns
+        return decisions
+
+
+def bench_streams(model: str = "gemma3-270m", instances: int = 64, arms: int = 10, start: int = 25, steps: int = 4,
+                  cot: bool = False, decision: str = "constrained", max_new_tokens: int | None = None,
+                  backend: HFBackend | None = None) -> dict:
+    """The LLM bandit agent (``paperlib.bandits.llm``) on ``instances`` bandits whose first
+    ``start`` steps a random policy played, for ``steps`` more steps, in three modes:
+    ``recompute`` (every prompt prefilled whole), ``shared_prefix`` (the instructions
+    common to all instances computed once per call) and ``per_instance_kv`` (each
+    instance keeps its prompt KV between steps). The first timed step is cold in every
+    mode (no KV kept yet); the others are what a step costs in the middle of an episode.
+    Greedy decisions, so the three modes must choose the same arms."""
+    import numpy as np
+
+    from paperlib.bandits.baselines import RandomAgent
+    from paperlib.bandits.env import BanditEnv, BanditSpec, instance_seeds
+    from paperlib.bandits.llm import LLMAgent
+
+    backend = backend or HFBackend(model)
+    spec = BanditSpec(arms, horizon=start + steps)
+    seeds = instance_seeds(0, instances)
+    out, chosen = {}, {}
+    for mode in ("recompute", "shared_prefix", "per_instance_kv"):
+        env, warmup = BanditEnv(spec, seeds), RandomAgent()
+        warmup.reset(spec, seeds)
+        for _ in range(start):
+            env.step(warmup.act(env.history))
+        backend.reuse_prefix = mode != "recompute"
+        agent = LLMAgent(backend, style="cot" if cot else "no_cot", decision=decision, max_new_tokens=max_new_tokens,
+                         reuse_kv=mode == "per_instance_kv")
+        agent.reset(spec, seeds)
+        runs, chosen[mode] = [], []
+        for _ in range(steps):
+            before, started = dict(backend.stats), time.perf_counter()
+            actions = agent.act(env.history).actions
+            runs.append({"seconds": time.perf_counter() - started, **{k: backend.stats[k] - before[k] for k in before}})
+            chosen[mode].append(actions.tolist())
+            env.step(np.where(actions >= 0, actions, 0))  # free mode: arm 0 where no valid action (all modes alike)
+        keys = ("seconds", "prefill_s", "decode_s", "prompt_tokens", "computed_tokens")
+        out[mode] = {"cold": {k: runs[0][k] for k in keys},
+                     "warm": {k: sum(r[k] for r in runs[1:]) / max(len(runs) - 1, 1) for k in keys}}
+        out[mode]["warm"]["steps_per_s"] = 1 / out[mode]["warm"]["seconds"] if steps > 1 else float("nan")
+    backend.reuse_prefix = True
+    for r in out.values():
+        r["vs_recompute"] = r["warm"]["steps_per_s"] / out["recompute"]["warm"]["steps_per_s"]
+    same = chosen["recompute"] == chosen["shared_prefix"] == chosen["per_instance_kv"]
+    return {"model": backend.model, "dtype": str(backend.lm.dtype), "instances": instances, "arms": arms,
+            "start": start, "steps": steps, "cot": cot, "decision": decision, "same_actions": same,
+            "loadavg": os.getloadavg()[0], "results": out}
 
 
 def report(batch: dict | None = None, streams: dict | None = None) -> str:
     """The two benchmarks' results as plain text lines."""
     lines = []
     if batch:
-        lines.append(f"{batch['model']} ({batch['dtype']}), {batch['prompts']} prompts of "
-                     f"{batch['prompt_tokens_mean']:.0f} tokens, load {batch['loadavg']:.1f}, "
-                     f"same completions: {batch['same_completions']}")
-        for mode, r in batch["results"].items():
-            lines.append(f"  {mode:13s} {r['decisions_per_s']:6.2f} decisions/s  x{r['vs_naive']:.2f} vs naive  "
-                         f"prefill {r['prefill_s']:6.1f} s ({r['computed_tokens']} tokens)  decode {r['decode_s']:6.1f} s "
-                         f"({r['new_tokens']} tokens)")
+        b = batch
+        lines.append(f"{b['model']} ({b['dtype']}), LLM agent (free mode, T={b['temperature']}, max_new_tokens="
+                     f"{b['max_new_tokens']}) at N={b['n']}, {b['episodes']} episodes x {b['rounds']} rounds, "
+                     f"load {' '.join(f'{x:.1f}' for x in b['loadavg'])}, same completions batched and prefix "
+                     f"reuse: {b['same_completions']}")
+        for mode, r in b["results"].items():
+            line = (f"  {mode:13s} {r['decisions_per_s']:7.2f} decisions/s  x{r['vs_naive']:.1f} vs naive  "
+                    f"({r['decisions']} decisions in {r['seconds']:.1f} s: prefill {r['prefill_s']:.1f} s, "
+                    f"decode {r['decode_s']:.1f} s")
+            if mode == "naive":
+                lines.append(line + "; timed on a subset, extrapolated per decision)")
+            else:
+                lines.append(line + f", parsing {r['parse_s']:.3f} s, rest of the agent {r['agent_other_s']:.1f} s, "
+                             f"environment {r['environment_s']:.2f} s; {r['computed_tokens']} of "
+                             f"{r['prompt_tokens']} prompt tokens computed, {r['new_tokens']} generated; "
+                             f"valid calls {r['call_rate']:.0%})")
     if streams:
-        lines.append(f"{streams['model']}, {streams['streams']} streams x {streams['steps']} steps, load {streams['loadavg']:.1f}")
-        for mode, r in streams["results"].items():
-            lines.append(f"  {mode:13s} {r['seconds']:6.1f} s  prompt tokens computed {r['computed_tokens']} "
-                         f"of {r['prompt_tokens']}  prefill {r['prefill_s']:.1f} s  decode {r['decode_s']:.1f} s")
+        s = streams
+        lines.append(f"{s['model']} ({s['dtype']}), {s['instances']} instances, k={s['arms']}, steps {s['start'] + 1}-"
+                     f"{s['start'] + s['steps']} of a random-policy history, {'CoT' if s['cot'] else 'no CoT'}, "
+                     f"{s['decision']}, load {s['loadavg']:.1f}, same actions in every mode: {s['same_actions']}")
+        for mode, r in s["results"].items():
+            cold, warm = r["cold"], r["warm"]
+            lines.append(f"  {mode:15s} {warm['steps_per_s']:6.3f} steps/s  x{r['vs_recompute']:.2f} vs recompute  "
+                         f"per step: {warm['computed_tokens']:.0f} of {warm['prompt_tokens']:.0f} prompt tokens computed, "
+                         f"prefill {warm['prefill_s']:.2f} s, decode {warm['decode_s']:.2f} s, "
+                         f"other {warm['seconds'] - warm['prefill_s'] - warm['decode_s']:.2f} s  "
+                         f"(cold first step {cold['seconds']:.1f} s, {cold['computed_tokens']} tokens)")
     return "\n".join(lines)

@@ -54,3 +54,160 @@ def reward_vs_meals(episodes, rewards=(("reward", "paper reward"), ("reward_shap
             ax.get_legend().remove()
     axes[0][-1].legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=8)
     return fig
+
+
+# -- paper B, notebooks 11-13 ---------------------------------------------------------
+
+def _paper_line(ax, value, label, color="0.35"):
+    ax.axhline(value, color=color, lw=1, ls="--")
+    ax.annotate(f"{PAPER}: {label}", (1.0, value), xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                textcoords="offset points", ha="right", fontsize=7, color=color)
+
+
+def bandit_coverage(steps, reported, arms=(10, 20), value="coverage", ylabel="action coverage"):
+    """Fig. 3a/b (and Fig. 16 with ``value="regret"``): the mean of ``value`` over instances at
+    every step, one panel per arm count, one line per agent; ``reported`` is a list of
+    (arms, value, label) drawn as dashed lines."""
+    fig, axes = plt.subplots(1, len(arms), figsize=(5.6 * len(arms), 4), squeeze=False, sharey=value == "coverage")
+    for ax, k in zip(axes[0], arms):
+        data = steps[steps["arms"] == k]
+        sns.lineplot(data=data, x="step", y=value, hue="label", style="label", errorbar=None, ax=ax)
+        for arm_count, number, label in reported:
+            if arm_count == k:
+                _paper_line(ax, number, label)
+        ax.set(title=f"{k} arms", xlabel="step", ylabel=ylabel)
+        ax.get_legend().remove()
+    axes[0][-1].legend(*axes[0][0].get_legend_handles_labels(), fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
+    return fig
+
+
+def coverage_vs_regret(summary):
+    """Fig. 3c: final coverage against final regret, one point per run (mean over instances)."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    sns.scatterplot(data=summary, x="coverage", y="regret", hue="label", style="arms", s=60, ax=ax)
+    ax.set(xlabel="action coverage after the last step", ylabel="cumulative regret")
+    ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
+    return fig
+
+
+def noise_levels(steps, value="regret", ylabel="cumulative regret"):
+    """Fig. 19: ``value`` over steps at each noise level (one panel each), one line per agent."""
+    noises = [n for n in ("low", "medium", "high") if n in set(steps["noise"])]
+    fig, axes = plt.subplots(1, len(noises), figsize=(5 * len(noises), 4), squeeze=False, sharey=True)
+    for ax, noise in zip(axes[0], noises):
+        sns.lineplot(data=steps[steps["noise"] == noise], x="step", y=value, hue="label", style="label",
+                     errorbar=None, ax=ax)
+        ax.set(title=f"{noise} noise", xlabel="step", ylabel=ylabel)
+        ax.get_legend().remove()
+    axes[0][-1].legend(*axes[0][0].get_legend_handles_labels(), fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
+    return fig
+
+
+def free_vs_constrained(summary):
+    """Final coverage and the share of valid actions per LLM configuration, free beside constrained."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, (column, label) in zip(axes, (("coverage", "action coverage after the last step"),
+                                          ("valid", "share of steps with a valid ACTION="))):
+        sns.barplot(data=summary, x="label", y=column, hue="decision", ax=ax)
+        ax.set(xlabel="", ylabel=label, ylim=(0, 1.05))
+        ax.tick_params(axis="x", rotation=30, labelsize=7)
+        ax.get_legend().remove()
+    axes[1].legend(*axes[0].get_legend_handles_labels(), title="decision", fontsize=8, loc="upper left",
+                   bbox_to_anchor=(1.02, 1))
+    return fig
+
+
+def frequency_bias(results, reported):
+    """Fig. 4 / 15: entropy of the action distribution against repetitions of the last action
+    (left) and strategy shares per repetition window (right), one row per model; ``results``
+    maps a model to ``metrics.frequency_bias`` output, ``reported`` to paper lines (text)."""
+    from paperlib.bandits.metrics import STRATEGIES, entropy_correlation, strategy_shares
+
+    fig, axes = plt.subplots(len(results), 2, figsize=(11, 3.6 * len(results)), squeeze=False)
+    for (model, result), (left, right) in zip(results.items(), axes):
+        r, _ = entropy_correlation(result)
+        sns.lineplot(data=result, x="repetitions", y="entropy", errorbar=("ci", 95), ax=left)
+        left.set(title=f"{model}: r = {r:+.2f}", xlabel="repetitions of the last action", ylabel="entropy (nats)")
+        shares = strategy_shares(result).drop(index="all")
+        shares[list(STRATEGIES)].plot.bar(stacked=True, ax=right, width=0.85, legend=False)
+        right.set(title=f"{model}: strategy per window", xlabel="repetitions", ylabel="share", ylim=(0, 1))
+        right.tick_params(axis="x", rotation=45, labelsize=7)
+    axes[0][1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.text(0.01, -0.01, f"{PAPER}: " + "; ".join(reported), fontsize=8, ha="left", va="top")
+    fig.tight_layout()
+    return fig
+
+
+def knowing_doing_matrices(matrices):
+    """Fig. 5: 2 x 3 knowing-doing matrices (% of all steps) side by side, ``matrices`` by title."""
+    fig, axes = plt.subplots(1, len(matrices), figsize=(4.2 * len(matrices), 3.3), squeeze=False)
+    for ax, (title, matrix) in zip(axes[0], matrices.items()):
+        sns.heatmap(matrix.astype(float), annot=True, fmt=".1f", vmin=0, vmax=100, cmap="Blues", cbar=False, ax=ax)
+        ax.set(title=title, xlabel="action", ylabel="rationale")
+    fig.tight_layout()
+    return fig
+
+
+# -- paper A, notebook 02 ----------------------------------------------------------------
+
+def _gap_label(model: str, decision: str) -> str:
+    return model.removeprefix("policy:") if decision == "scripted" else f"{model} ({decision})"
+
+
+def coordination_gap(table, paper):
+    """Fig. 1 rebuilt: mean reward (95% t CI), deadlock rate (Wilson CI) and meals against N,
+    one line per model and decision mode (``philosophers.gap.gap_table``); the paper's
+    reported numbers (``gap.paper_rows``) as black crosses (a value) or grey bars (a range
+    over models), labelled with their id in data/paper_reported.csv."""
+    import pandas as pd
+
+    panels = (("reward", "mean reward", "reward"), ("deadlock_rate", "deadlock rate", "deadlock"), ("meals", "meals per episode", None))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
+    cells = table.assign(label=[_gap_label(m, d) for m, d in zip(table["model"], table["decision"])])
+    ns = sorted(cells["n"].unique())
+    offsets = {label: (i - (cells["label"].nunique() - 1) / 2) * 0.08 for i, label in enumerate(cells["label"].unique())}
+    beside = max(offsets.values()) + 0.35  # the paper's numbers stand right of ours
+    for ax, (column, title, ci) in zip(axes, panels):
+        for label, rows in cells.groupby("label", sort=False):
+            x = rows["n"] + offsets[label]
+            err = None if ci is None else [(rows[column] - rows[f"{ci}_low"]).clip(lower=0),  # float noise
+                                           (rows[f"{ci}_high"] - rows[column]).clip(lower=0)]
+            style = dict(ls="--", alpha=0.75) if label in set(cells.loc[cells["decision"] == "scripted", "label"]) else {}
+            ax.errorbar(x, rows[column], yerr=err, marker="o", ms=4, capsize=2, label=label, **style)
+        claims = {"reward": "mean reward", "deadlock_rate": "deadlock rate"}.get(column)
+        if claims is not None and len(paper):
+            for row in paper[paper["claim"].str.contains(claims)].itertuples():
+                if pd.notna(row.value):
+                    ax.plot(row.n + beside, row.value, "kx", ms=8, mew=2, zorder=5)
+                    ax.annotate(row.id, (row.n + beside, row.value), xytext=(4, 2), textcoords="offset points", fontsize=7)
+                else:
+                    ax.vlines(row.n + beside, float(row.low), float(row.high), color="0.4", lw=4, alpha=0.6, zorder=4)
+                    ax.annotate(row.id, (row.n + beside, float(row.high)), xytext=(4, 3), textcoords="offset points",
+                                fontsize=7)
+        ax.set(title=title, xlabel="philosophers N", xticks=ns)
+    axes[0].set_ylim(-0.05, 1.08)
+    axes[1].set_ylim(-0.05, 1.05)
+    axes[2].legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
+    fig.text(0.01, -0.02, f"{PAPER}: black x = a reported value, grey bar = a reported range over models "
+             "(ids as in data/paper_reported.csv)", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def no_call_reward(episodes):
+    """The DeepSeek case: each episode's reward against its share of steps with no parseable
+    call (free-mode LLM episodes and the scripted ``no_action``); the paper's DeepSeek-R1-Distill
+    (no call at all, reward 1.0 at every N, A13) as a black cross."""
+    free = episodes[(episodes["decision"] == "free") | (episodes["policy"] == "no_action")]
+    data = free.assign(no_action_share=free["no_actions"] / (free["no_actions"] + free["actions_total"]),
+                       label=[_gap_label(m, d) for m, d in zip(free["model"], free["decision"])])
+    data["no_action_share"] += (data["seed"] % 7 - 3) * 0.004  # keep coincident episodes visible
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    sns.scatterplot(data=data, x="no_action_share", y="reward", hue="label", style="n", alpha=0.6, s=26, ax=ax)
+    ax.plot(1.0, 1.0, "kx", ms=10, mew=2)
+    ax.annotate(f"{PAPER}: DeepSeek-R1-Distill (A13)", (1.0, 1.0), xytext=(-6, -14), textcoords="offset points",
+                ha="right", fontsize=8)
+    ax.set(xlabel="share of the episode's steps with no parseable call", ylabel="episode reward (paper's)",
+           ylim=(-0.05, 1.08))
+    ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
+    return fig

@@ -26,11 +26,80 @@ class Profile:
     # Evaluation rounds per episode: the paper states R = 5 for training only [ours].
     rounds: int = 5
     mode: str = "simultaneous"
+    # -- paper A, notebook 02: the coordination gap; defaults are the paper's grid and models
+    # (the seventh, Qwen3-14B + GRPO, is the adapter notebook 03 trains; notebook 04 evaluates it)
+    gap_models: tuple[tuple[str, str], ...] = (  # (model, backend)
+        ("claude-opus-4.7", "openai"), ("gpt-5.4", "openai"), ("gemini-3.1-pro", "openai"), ("grok-4.2", "openai"),
+        ("mistral-small-24b", "vllm"), ("qwen3-14b", "vllm"), ("deepseek-r1-distill-qwen-7b", "vllm"))
+    gap_policies: tuple[str, ...] = SCRIPTED_POLICIES
+    gap_ns: tuple[int, ...] = (5, 10, 15)
+    gap_episodes: int = 30  # per cell, scripted baselines
+    gap_llm_episodes: int = 30  # per cell, LLM agents
+    gap_decisions: tuple[str, ...] = ("free", "constrained")  # free is the paper's; constrained is ours
+    gap_prompts: tuple[str, ...] = ("rules-v1", "options-v1")  # valid-call probe; the best one runs the grid
+    gap_probe_episodes: int = 10  # at N = 5 [ours]
+    gap_max_new_tokens: int = 1024  # [ours] room for a reasoning model to think before its call
+    gap_max_batch: int = 150  # rows of one hf forward pass
+    # -- paper B, notebooks 11-13 (defaults: the paper's sizes and models)
+    bandit_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")
+    bandit_backend: str = "vllm"
+    bandit_horizon: int = 50
+    bandit_instances: int = 64  # baselines
+    bandit_llm_instances: int = 64
+    bandit_arms: tuple[int, ...] = (5, 10, 20)  # baselines
+    bandit_llm_arms: tuple[int, ...] = (5, 10, 20)
+    bandit_main_arms: int = 10
+    bandit_noises: tuple[str, ...] = ("low", "medium", "high")
+    bandit_decisions: tuple[str, ...] = ("free", "constrained")  # constrained is ours
+    bandit_figure_decision: str = "free"  # the paper's rule
+    bandit_main_cot: tuple[bool, ...] = (False, True)
+    bandit_compare_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")  # also in the other decisions
+    bandit_compare_cot: tuple[bool, ...] = (False, True)
+    bandit_sweep_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")  # on the other arms and noises
+    bandit_sweep_cot: tuple[bool, ...] = (False, True)
+    bandit_cot_tokens: int = 256
+    freq_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")
+    freq_arms: int = 10
+    freq_lengths: tuple[int, ...] = tuple(range(2, 11))
+    freq_repetitions: tuple[int, ...] = tuple(range(0, 101))
+    freq_histories: int = 64  # per length [ours: the paper's 64 instances]
+    kd_models: tuple[str, ...] = ("gemma2-27b",)
+    kd_arms: int = 10  # the paper does not state it [ours]
+    kd_instances: int = 64
+    kd_horizon: int = 50
+    kd_tokens: int = 2048
+    kd_decisions: tuple[str, ...] = ("free", "constrained")
 
 
 PROFILES = {
-    "smoke": Profile(name="smoke", env_ns=(5,), env_episodes=4),
-    "cpu": Profile(name="cpu"),
+    "smoke": Profile(name="smoke", env_ns=(5,), env_episodes=4,
+                     # -- paper A, notebook 02
+                     gap_models=(("smollm2-135m", "hf"),), gap_policies=("no_action", "random", "waiter"),
+                     gap_ns=(3,), gap_episodes=2, gap_llm_episodes=2, gap_probe_episodes=1, gap_max_new_tokens=8,
+                     # -- paper B, notebooks 11-13
+                     bandit_models=("smollm2-135m",), bandit_backend="hf", bandit_horizon=6, bandit_instances=4,
+                     bandit_llm_instances=2, bandit_arms=(10,), bandit_llm_arms=(10,), bandit_noises=("low",),
+                     bandit_figure_decision="constrained", bandit_compare_models=("smollm2-135m",),
+                     bandit_compare_cot=(False,), bandit_sweep_models=(), bandit_cot_tokens=4,
+                     freq_models=("smollm2-135m",), freq_lengths=(2, 3), freq_repetitions=(0, 2, 4), freq_histories=1,
+                     kd_models=("smollm2-135m",), kd_instances=2, kd_horizon=4, kd_tokens=4,
+                     kd_decisions=("constrained",)),
+    "cpu": Profile(name="cpu",
+                   # -- paper A, notebook 02: the embedded models; free-mode decoding runs at ≈ 2 decisions/s
+                   # on 2 shared cores, so 4 episodes per LLM cell, not 30 (measured: 24 min while another
+                   # notebook shared the cores, load ≈ 3)
+                   gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf")), gap_llm_episodes=4,
+                   gap_probe_episodes=2,
+                   gap_max_new_tokens=16,  # the longest call is 15 tokens up to its name's closing quote
+                   # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores
+                   bandit_models=("gemma3-270m", "smollm2-135m"), bandit_backend="hf", bandit_llm_instances=8,
+                   bandit_llm_arms=(10, 20), bandit_figure_decision="constrained", bandit_cot_tokens=8,
+                   bandit_compare_models=("gemma3-270m",), bandit_compare_cot=(False,),
+                   bandit_sweep_models=("gemma3-270m",), bandit_sweep_cot=(False,),
+                   freq_models=("gemma3-270m", "smollm2-135m"), freq_lengths=(2, 4, 6, 8, 10),
+                   freq_repetitions=tuple(range(0, 101, 10)), freq_histories=2,
+                   kd_models=("gemma3-270m",), kd_instances=4, kd_horizon=30, kd_tokens=16,
+                   kd_decisions=("constrained",)),
     "paper": Profile(name="paper"),
 }
 

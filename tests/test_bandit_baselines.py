@@ -113,8 +113,8 @@ def test_every_baseline_is_seeded(name):
 def test_make_agent():
     assert AGENTS == ("random", "greedy", "epsilon_greedy", "ucb", "thompson", "llm")
     assert make_agent("ucb").model == "baseline:ucb" and make_agent("ucb").cot is False
-    with pytest.raises(ValueError, match="^the LLM bandit agent is not available yet$"):
-        make_agent("llm", model="gemma-2-2b-it")
+    with pytest.raises(ValueError, match="^the LLM agent needs a model name, e.g. gemma3-270m$"):
+        make_agent("llm")
     with pytest.raises(ValueError, match="unknown agent 'oracle'"):
         make_agent("oracle")
     with pytest.raises(ValueError, match="model is for the LLM agent"):

@@ -62,20 +62,15 @@ def test_frequency_bias_from_scores_by_hand():
         frequency_bias(cases, scores[:, :2], BanditSpec(3))
 
 
-def test_frequency_bias_calls_a_scorer_once_with_every_prompt():
+def test_a_model_that_copies_the_last_action_is_all_frequent_and_certain():
     spec = BanditSpec(4)
     cases = frequency_bias_cases(spec, seed=5, lengths=[2, 3], repetitions=[0, 4])
-    calls = []
-
-    def copy_the_last_action(prompts, candidates):  # a model with pure frequency bias
-        calls.append((len(prompts), candidates))
-        last = [p.rsplit("Action=", 1)[1].split()[0] for p in prompts]
-        return np.array([[0.0 if c == name else -5.0 for c in candidates] for name in last])
-
-    result = frequency_bias(cases, copy_the_last_action, spec)
-    assert calls == [(4, ["blue", "green", "red", "yellow"])]
+    # a model with pure frequency bias: log-prob 0 for the last action, -50 for the others
+    scores = np.array([[0.0 if a == actions[-1] else -50.0 for a in range(4)] for actions in cases["actions"]])
+    result = frequency_bias(cases, scores, spec)
     assert result["predicted"].tolist() == [a[-1] for a in cases["actions"]]
     assert set(result["strategy"]) <= {"frequent", "greedy"}
+    np.testing.assert_allclose(result["entropy"], 0.0, atol=1e-18)
 
 
 def test_frequency_bias_cases_repeat_the_last_action():

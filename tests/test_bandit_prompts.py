@@ -39,4 +39,12 @@ def test_history_lines_name_every_arm_by_its_label():
 
 def test_budgets_and_names():
     assert MAX_NEW_TOKENS == {"cot": 256, "no_cot": 16, "knowing_doing": 2048}
-    assert prompt_name("button", "cot") == "bandit-v1/button/cot"
+    assert prompt_name("button", "cot") == "bandit-v2/button/cot"
+
+
+def test_a_prompt_extends_the_previous_one_up_to_its_last_history_line():
+    # what lets an instance's KV cache carry over from one step to the next
+    spec = BanditSpec(5)
+    before, after = build_prompt(spec, [0, 2], [0.5, 0.1]), build_prompt(spec, [0, 2, 1], [0.5, 0.1, 0.7])
+    kept = before[: before.index("Step=2 Action=red Reward=0.10") + len("Step=2 Action=red Reward=0.10")]
+    assert after.startswith(kept + "\nStep=3 Action=green Reward=0.70")

@@ -126,7 +126,12 @@ BAD_ARGUMENTS = [
     (["--agent", "ucb", "--noise", "extreme"], "invalid choice: 'extreme'"),
     (["--agent", "ucb", "--model", "gemma"], "model is for the LLM agent"),
     (["--agent", "llm"], "--agent llm needs --model"),
-    (["--agent", "llm", "--model", "gemma-2-2b-it", "--no-cot"], "the LLM bandit agent is not available yet"),
+    (["--agent", "ucb", "--decision", "constrained"], "decision is for the LLM agent"),
+    (["--agent", "llm", "--model", "gemma3-270m", "--temperature", "-1"], "temperature must be 0 or more"),
+    (["--agent", "llm", "--model", "gemma3-270m", "--no-cot", "--knowing-doing"], "cannot run without CoT"),
+    (["--agent", "llm", "--model", "gemma3-270m", "--backend", "openai", "--decision", "constrained"],
+     "need a local backend (hf or vllm)"),
+    (["--agent", "llm", "--model", "gemma-2-2b-it", "--no-cot"], "unknown model 'gemma-2-2b-it'"),
 ]
 
 
@@ -169,3 +174,16 @@ def test_bandit_run_loads_no_model_library(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "False False"
+
+
+@pytest.mark.slow
+def test_run_with_an_embedded_llm(tmp_path):
+    out, steps_out = tmp_path / "ep.parquet", tmp_path / "st.parquet"
+    result = paperlib("bandit", "run", "--agent", "llm", "--model", "smollm2-135m", "--decision", "constrained",
+                      "--no-cot", "--arms", "3", "--horizon", "3", "--instances", "2", "--seed", "4",
+                      "--out", str(out), "--steps-out", str(steps_out))
+    assert result.returncode == 0, result.stderr
+    episodes, steps = pd.read_parquet(out), pd.read_parquet(steps_out)
+    assert episodes["model"].tolist() == ["smollm2-135m"] * 2 and (episodes["decision"] == "constrained").all()
+    assert episodes["prompt"].tolist() == ["bandit-v2/button/no_cot"] * 2 and (episodes["invalid_steps"] == 0).all()
+    assert (steps["raw_completion"] == "ACTION=" + steps["arm"]).all() and len(steps["arm_scores"].iloc[0]) == 3

@@ -100,3 +100,73 @@ def test_scripted_run_loads_no_model_library(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "False False"
+
+
+# -- paperlib philosophers eval ------------------------------------------------------------
+
+
+def test_eval_writes_a_store_and_resumes_without_redoing(tmp_path):
+    out = tmp_path / "run"
+    args = ["philosophers", "eval", "--model", "policy:random", "--n", "3", "5", "--episodes", "3", "--rounds", "4",
+            "--out", str(out)]
+    first = paperlib(*args)
+    assert first.returncode == 0, first.stderr
+    assert "policy:random N=3: 3 episodes" in first.stdout and "N=5" in first.stdout
+    parts = sorted(p.name for p in (out / "episodes").iterdir())
+    assert len(parts) == 2 and [p.name for p in (out / "steps").iterdir()]
+    again = paperlib(*args)
+    assert again.returncode == 0 and sorted(p.name for p in (out / "episodes").iterdir()) == parts
+    more = paperlib(*args[:-6], "--episodes", "5", "--rounds", "4", "--out", str(out))
+    episodes = pd.concat(pd.read_parquet(p) for p in sorted((out / "episodes").iterdir()))
+    assert more.returncode == 0 and len(episodes) == 10 and not episodes.duplicated(["n", "episode"]).any()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model", "policy:random", "--decision", "free"], "--decision: scripted policies take no agent options"),
+        (["--model", "policy:dijkstra"], "unknown policy 'dijkstra'"),
+        (["--model", "no-such-model"], "unknown model 'no-such-model'"),
+        (["--model", "smollm2-135m", "--n", "5", "1"], "at least 2 philosophers"),
+        (["--model", "smollm2-135m", "--temperature", "-0.5"], "must be zero or more"),
+        (["--model", "smollm2-135m", "--decision", "greedy"], "invalid choice: 'greedy'"),
+        (["--model", "smollm2-135m", "--prompt", "v9"], "invalid choice: 'v9'"),
+        (["--model", "gpt-5.4", "--backend", "openai", "--decision", "constrained"], "the openai backend cannot"),
+        (["--model", "gpt-5.4", "--backend", "openai"], "set PAPERLIB_OPENAI_BASE_URL"),
+        (["--model", "policy:random", "--episodes", "0"], "must be a positive integer"),
+    ],
+)
+def test_eval_bad_arguments_fail_with_one_line(tmp_path, monkeypatch, capsys, args, message):
+    from paperlib.cli import main
+
+    for name in ("PAPERLIB_OPENAI_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    try:  # in process, through the same main() as the console script
+        code = main(["philosophers", "eval", *args, "--out", str(tmp_path / "run")])
+    except SystemExit as exit:
+        code = exit.code
+    stderr = capsys.readouterr().err
+    assert code == 2 and message in stderr and len(stderr.strip().splitlines()) == 1
+
+
+def test_eval_refuses_to_mix_settings_in_one_directory(tmp_path):
+    out = str(tmp_path / "run")
+    assert paperlib("philosophers", "eval", "--model", "policy:waiter", "--n", "3", "--episodes", "2",
+                    "--out", out).returncode == 0
+    result = paperlib("philosophers", "eval", "--model", "policy:waiter", "--n", "3", "--episodes", "2",
+                      "--mode", "sequential", "--out", out)
+    assert result.returncode == 2 and "mode=simultaneous, not sequential" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [(["--n", "1"], "at least 2 philosophers"),
+                                           (["--naive", "1"], "--naive must be at least 2"),
+                                           (["--model", "no-such-model"], "unknown model 'no-such-model'")])
+def test_bench_bad_arguments_fail_with_one_line(capsys, args, message):
+    from paperlib.cli import main
+
+    try:
+        code = main(["bench", "philosophers", *args])
+    except SystemExit as exit:
+        code = exit.code
+    stderr = capsys.readouterr().err
+    assert code == 2 and message in stderr and len(stderr.strip().splitlines()) == 1

@@ -7,10 +7,10 @@ between the paths is only how much of each row's prompt KV is already known:
 - plain: nothing, the whole batch is prefilled;
 - shared prefix (``reuse_prefix``): the longest token prefix common to all prompts
   of a call is computed once (batch 1) and copied into every row;
-- streams (``generate(..., streams=keys)``): each key keeps the KV of its last
-  prompt, and the next prompt of that key reuses its longest common token prefix
-  (a bandit history grows by one line per step; the generated CoT is not part of
-  the next prompt, so it is never kept).
+- streams (``generate(..., streams=keys)``, ``score(..., streams=keys)``): each key
+  keeps the KV of its last prompt, and the next prompt of that key reuses its
+  longest common token prefix (a bandit history grows by one line per step; the
+  generated CoT is not part of the next prompt, so it is never kept).
 
 Each row then feeds its last N tokens, N being the most that any row still has to
 compute, so the known KV sits right before them and no padding ever lies inside a
@@ -125,13 +125,34 @@ class HFBackend:
         self.stats["prefill_s"] += time.perf_counter() - start
         return [(layer.keys[0], layer.values[0]) for layer in cache.layers]
 
-    def _shared_prefix(self, rows: list[list[int]]) -> tuple[KV, int] | None:
+    def _shared_length(self, rows: list[list[int]]) -> int:
+        """Tokens common to all rows worth computing once (0: none)."""
         if not self.reuse_prefix or len(rows) < 2:
-            return None
+            return 0
         n = min(len(r) for r in rows) - 1  # every row computes at least its last token
         for r in rows[1:]:
             n = _common_prefix(rows[0][:n], r)
-        return (self._kv_of(rows[0][:n]), n) if n >= MIN_SHARED_PREFIX else None
+        return n if n >= MIN_SHARED_PREFIX else 0
+
+    def _known(self, rows: list[list[int]], keys: list[Hashable | None]) -> list[tuple[KV, int] | None]:
+        """Per row, the longest known KV prefix: the row's stream, or the call's shared prefix
+        (computed only when some row's stream does not already cover it)."""
+        streamed = []
+        for r, key in zip(rows, keys):
+            prev, kv = self._streams.get(key, ([], None))
+            streamed.append((kv, min(_common_prefix(prev, r), len(r) - 1)) if kv is not None else None)
+        n = self._shared_length(rows)
+        if not n or all(s and s[1] >= n for s in streamed):
+            return streamed
+        shared = (self._kv_of(rows[0][:n]), n)
+        return [s if s and s[1] >= n else shared for s in streamed]
+
+    def _keep(self, rows: list[list[int]], keys: list[Hashable | None], cache) -> None:
+        """Keep each keyed row's prompt KV (from a prefilled batch cache) for its key's next prompt."""
+        for i, key in enumerate(keys):
+            if key is not None:
+                self._streams[key] = (rows[i], [(l.keys[i, :, -len(rows[i]):].clone(), l.values[i, :, -len(rows[i]):].clone())
+                                                for l in cache.layers])
 
     @torch.inference_mode()
     def _prefill(self, rows: list[list[int]], known: list[tuple[KV, int] | None]):
@@ -192,17 +213,8 @@ class HFBackend:
         per prompt whose prompt KV is kept for the key's next prompt (see module doc).
         """
         rows = [self.encode(p) for p in prompts]
-        shared = self._shared_prefix(rows)
         keys = list(streams) if streams is not None else [None] * len(rows)
-        known = []
-        for r, key in zip(rows, keys):
-            best = shared
-            if key in self._streams:
-                prev, kv = self._streams[key]
-                n = min(_common_prefix(prev, r), len(r) - 1)
-                if n > (best[1] if best else 0):
-                    best = (kv, n)
-            known.append(best)
+        known = self._known(rows, keys)
         generator = torch.Generator(device=self.lm.device).manual_seed(seed)
         out = []
         for start in range(0, len(rows), self.max_batch):
@@ -213,13 +225,19 @@ class HFBackend:
 
     @torch.inference_mode()
     def _generate_batch(self, rows, known, keys, max_new_tokens, temperature, generator, stop, want_logprobs):
-        cache, mask, last_pos, logits = self._prefill(rows, known)
+        first = {}  # identical prompts (every episode starts at the same table) are prefilled once, then copied
+        for i, r in enumerate(rows):
+            first.setdefault(tuple(r), i)
+        unique = list(first.values())
+        cache, mask, last_pos, logits = self._prefill([rows[i] for i in unique], [known[i] for i in unique])
+        if len(unique) < len(rows):
+            slot = {i: k for k, i in enumerate(unique)}
+            index = torch.tensor([slot[first[tuple(r)]] for r in rows], device=mask.device)
+            cache.batch_select_indices(index)
+            mask, last_pos, logits = mask[index], last_pos[index], logits[index]
+            self.stats["prompt_tokens"] += sum(len(r) for r in rows) - sum(len(rows[i]) for i in unique)
         start = time.perf_counter()
-        slots = mask.shape[1]
-        for i, key in enumerate(keys):
-            if key is not None:
-                self._streams[key] = (rows[i], [(l.keys[i, :, slots - len(rows[i]):].clone(),
-                                                 l.values[i, :, slots - len(rows[i]):].clone()) for l in cache.layers])
+        self._keep(rows, keys, cache)
         done: dict[int, Completion] = {}
         gen = [[] for _ in rows]
         lps = [[] for _ in rows]
@@ -282,35 +300,46 @@ class HFBackend:
         return self.tokenizer(candidate, add_special_tokens=False).input_ids
 
     @torch.inference_mode()
-    def score(self, prompts: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+    def score(self, prompts: Sequence[str], candidates: Sequence[str],
+              streams: Sequence[Hashable] | None = None) -> np.ndarray:
         """Sum log-probability of each candidate continuing each prompt, (prompts, candidates).
 
-        Each prompt's KV is computed once (with the shared prefix once per call), then
-        copied to its candidates, which are run together as one batch.
+        Each prompt's KV is computed once (reusing the shared prefix, or its stream's KV
+        as in ``generate``, whose ``streams`` it shares); a candidate's first token is read
+        from the prompt's last logits, and only candidates of several tokens get a copy of
+        the prompt's KV, all run together as one batch.
         """
         if not candidates or not all(candidates):
             raise ValueError("score needs at least one candidate, and no empty one")
         rows = [self.encode(p) for p in prompts]
-        shared = self._shared_prefix(rows)
+        keys = list(streams) if streams is not None else [None] * len(rows)
+        known = self._known(rows, keys)
         n_cand = len(candidates)
+        every = [[self.candidate_ids(r, p, c) for c in candidates] for r, p in zip(rows, prompts)]
         result = np.zeros((len(rows), n_cand))
-        step = max(1, self.max_batch // n_cand)
+        # only candidates of several tokens need copies of their prompt's KV
+        multi = max(sum(len(c) > 1 for c in cs) for cs in every) if rows else 0
+        step = max(1, self.max_batch // max(1, multi))
         for start in range(0, len(rows), step):
             chunk = range(start, min(start + step, len(rows)))
-            cache, mask, last_pos, logits = self._prefill([rows[i] for i in chunk], [shared] * len(chunk))
-            cands = [self.candidate_ids(rows[i], prompts[i], c) for i in chunk for c in candidates]
-            first = torch.log_softmax(logits, -1).repeat_interleave(n_cand, 0)
-            total = first.gather(1, torch.tensor([c[0] for c in cands], device=first.device)[:, None])[:, 0]
-            longest = max(len(c) for c in cands)
-            if longest > 1:
-                cache.batch_repeat_interleave(n_cand)
+            cache, mask, last_pos, logits = self._prefill([rows[i] for i in chunk], [known[i] for i in chunk])
+            self._keep([rows[i] for i in chunk], [keys[i] for i in chunk], cache)
+            first = torch.tensor([[c[0] for c in every[i]] for i in chunk], device=logits.device)
+            total = torch.log_softmax(logits, -1).gather(1, first)
+            pairs = [(b, j) for b, i in enumerate(chunk) for j, c in enumerate(every[i]) if len(c) > 1]
+            if pairs:
+                row = torch.tensor([b for b, _ in pairs], device=mask.device)
+                cands = [every[chunk[b]][j] for b, j in pairs]
+                longest = max(len(c) for c in cands)
+                cache.batch_select_indices(row)
                 feed = torch.tensor([c[:-1] + [self.pad] * (longest - len(c)) for c in cands], device=mask.device)
                 follow = torch.tensor([c[1:] + [self.pad] * (longest - len(c)) for c in cands], device=mask.device)
                 real = torch.tensor([[t < len(c) - 1 for t in range(longest - 1)] for c in cands], device=mask.device)
-                mask = torch.cat([mask.repeat_interleave(n_cand, 0), real.long()], dim=1)
-                positions = last_pos.repeat_interleave(n_cand, 0)[:, None] + 1 + torch.arange(longest - 1, device=mask.device)
+                mask = torch.cat([mask[row], real.long()], dim=1)
+                positions = last_pos[row][:, None] + 1 + torch.arange(longest - 1, device=mask.device)
                 logp = torch.log_softmax(self.lm(input_ids=feed, attention_mask=mask, position_ids=positions,
                                                  cache=cache, use_cache=True).logits.float(), -1)
-                total = total + (logp.gather(2, follow[:, :, None])[:, :, 0] * real).sum(1)
-            result[start:start + len(chunk)] = total.view(len(chunk), n_cand).cpu().numpy()
+                column = torch.tensor([j for _, j in pairs], device=total.device)
+                total[row, column] += (logp.gather(2, follow[:, :, None])[:, :, 0] * real).sum(1)
+            result[start:start + len(chunk)] = total.cpu().numpy()
         return result

@@ -1,4 +1,4 @@
-"""``paperlib bandit ...``: bandit runs with the classic baselines (no model, no torch) and, later, LLMs."""
+"""``paperlib bandit ...``: bandit runs with the classic baselines (no model, no torch) or an LLM."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ _arms = int_at_least(2, "a bandit needs at least 2 arms, got {text}")
 def add_commands(groups) -> None:
     from paperlib.bandits.baselines import AGENTS, EPSILON
     from paperlib.bandits.env import FAMILIES, HORIZON, NOISE_SIGMA, VARIANTS
+    from paperlib.bandits.llm import BACKENDS, DECISIONS
 
     group = groups.add_parser("bandit", help="multi-armed bandits (paper B)")
     commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
@@ -26,6 +27,14 @@ def add_commands(groups) -> None:
     run.add_argument("--seed", type=nonnegative_int, default=0, help="instance i gets seed S + i")
     run.add_argument("--variant", choices=VARIANTS, default="button")
     run.add_argument("--cot", action=argparse.BooleanOptionalAction, default=True, help="for --agent llm")
+    llm = run.add_argument_group("--agent llm only")
+    llm.add_argument("--backend", choices=BACKENDS, help="default hf (local transformers)")
+    llm.add_argument("--decision", choices=DECISIONS,
+                     help="free: the paper's rule (no valid ACTION= plays a random arm); constrained [ours]: "
+                          "ACTION= forced after the model's text, the arm chosen by its scores (default free)")
+    llm.add_argument("--knowing-doing", action="store_true", default=None, help="the UCB (knowing-doing) prompt")
+    llm.add_argument("--temperature", type=float, help="default 0 (greedy, as the paper's evaluation)")
+    llm.add_argument("--max-new-tokens", type=positive_int, help="default: the paper's budget for the prompt")
     run.add_argument("--family", choices=FAMILIES, default="gaussian")
     run.add_argument("--epsilon", type=float, default=EPSILON, help="for --agent epsilon_greedy")
     run.add_argument("--out", required=True, help="episode rows (parquet)")
@@ -39,6 +48,9 @@ def run_command(args) -> int:
     from paperlib.bandits.runner import run_bandit
     from paperlib.data import check_writable, write_parquet
 
+    llm = {"backend": args.backend, "decision": args.decision, "temperature": args.temperature,
+           "max_new_tokens": args.max_new_tokens, "style": "knowing_doing" if args.knowing_doing else None}
+    llm = {key: value for key, value in llm.items() if value is not None}
     if args.agent == "llm" and not args.model:
         raise UsageError("--agent llm needs --model")
     for path in filter(None, (args.out, args.steps_out)):
@@ -46,8 +58,9 @@ def run_command(args) -> int:
     if args.steps_out and args.steps_out == args.out:
         raise UsageError("--out and --steps-out must be different files")
     spec = BanditSpec(args.arms, args.horizon, args.family, args.noise, args.variant)
-    agent = make_agent(args.agent, args.model, epsilon=args.epsilon, cot=args.cot)
-    episodes, steps = run_bandit(agent, spec, args.instances, args.seed, progress=args.instances * args.horizon > 20000)
+    agent = make_agent(args.agent, args.model, epsilon=args.epsilon, cot=args.cot, **llm)
+    progress = args.agent == "llm" or args.instances * args.horizon > 20000
+    episodes, steps = run_bandit(agent, spec, args.instances, args.seed, progress=progress)
     write_parquet(episodes, args.out)
     if args.steps_out:
         write_parquet(steps, args.steps_out)

@@ -12,7 +12,7 @@ import itertools
 import math
 import re
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,6 @@ from scipy import stats
 
 from paperlib.bandits.baselines import UCB_ALPHA
 from paperlib.bandits.env import AGENT_STREAM, BanditEnv, BanditSpec, generator
-from paperlib.bandits.prompts import build_prompt
 
 # -- regret and coverage ---------------------------------------------------------
 
@@ -104,23 +103,14 @@ def strategy(predicted: int, actions: Sequence[int], rewards: Sequence[float], k
     return "frequent" if frequent[predicted] else "other"
 
 
-def frequency_bias(
-    cases: pd.DataFrame,
-    scores: np.ndarray | Callable[[list[str], list[str]], np.ndarray],
-    spec: BanditSpec,
-) -> pd.DataFrame:
+def frequency_bias(cases: pd.DataFrame, scores: np.ndarray, spec: BanditSpec) -> pd.DataFrame:
     """Each case with its action distribution, entropy, prediction and strategy.
 
-    ``scores`` holds the log-probability of every arm's continuation, shape
-    (cases, k) in arm order; or it is a callable ``score(prompts, candidates)`` that
-    returns that array in one batched pass, called with the no-CoT prompt of every
-    case (``prompts.build_prompt``; the scorer adds its chat template and
-    ``prompts.ACTION_PREFIX``) and the arm names as candidates. The distribution is
-    the softmax over arms; entropy is in nats; the prediction is its argmax.
+    ``scores`` holds the log-probability of every arm's continuation, shape (cases, k)
+    in arm order (a model's: ``paperlib.bandits.llm.frequency_bias_scores``, one
+    batched scoring pass over the no-CoT prompt of every case and ``ACTION=``). The
+    distribution is the softmax over arms; entropy is in nats; the prediction is its argmax.
     """
-    if callable(scores):
-        prompts = [build_prompt(spec, a, r, style="no_cot") for a, r in zip(cases["actions"], cases["rewards"])]
-        scores = scores(prompts, list(spec.names))
     scores = np.asarray(scores, float)
     if scores.shape != (len(cases), spec.k):
         raise ValueError(f"expected scores of shape {(len(cases), spec.k)}, got {scores.shape}")

@@ -6,8 +6,11 @@ CoT the model thinks briefly and answers ``ACTION=X``, without CoT it outputs on
 ``ACTION=X``; the knowing-doing study asks for UCB values inside ``<ucb_values>``
 tags. Every sentence below is our wording **[ours]**: the paper prints none of it.
 
-A prompt is named ``bandit-v1/<variant>/<style>`` (``prompt_name``); change the
-wording only under a new ``VERSION`` so old rollouts stay attributable.
+A prompt is named ``bandit-v2/<variant>/<style>`` (``prompt_name``); change the
+wording only under a new ``VERSION`` so old rollouts stay attributable. v2 dropped
+the step count from the history header (v1: "History (t of T steps played):"), so
+that a prompt is the previous step's prompt up to its last history line and an
+instance's KV cache carries over from step to step (``paperlib.backends.hf``, streams).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import numpy as np
 from paperlib.bandits.baselines import UCB_ALPHA
 from paperlib.bandits.env import BanditSpec
 
-VERSION = "bandit-v1"
+VERSION = "bandit-v2"
 STYLES = ("cot", "no_cot", "knowing_doing")
 # Generation budgets from the paper (SPEC.md, Paper B Environments).
 MAX_NEW_TOKENS = {"cot": 256, "no_cot": 16, "knowing_doing": 2048}
@@ -94,6 +97,6 @@ def build_prompt(spec: BanditSpec, actions: Sequence[int], rewards: Sequence[flo
     """The user message for one instance after ``len(actions)`` steps."""
     _check_style(style)
     lines = history_lines(spec, actions, rewards)
-    header = f"History ({len(lines)} of {spec.horizon} steps played):"
+    header = "History (one line per step played):"
     past = "\n".join([header, *lines]) if lines else "You have not played yet."
     return "\n\n".join([task_instructions(spec), output_instructions(spec, style), past, QUESTION])

@@ -1,6 +1,7 @@
 """The bandit runner: M instances for T steps, one batched agent call per step.
 
-Any agent with ``reset(spec, seeds)`` and ``act(history)`` plays (``baselines.Agent``);
+Any agent with ``reset(spec, seeds)`` and ``act(history)`` plays (``baselines.Agent``;
+an agent's optional ``columns`` dict, read after ``reset``, goes into its episode rows);
 where it returns -1 for an instance (its output held no valid action) the runner
 plays a uniformly random arm there, from its own seeded stream, and marks the step
 invalid. The result is a pair of pandas frames, episode rows and step rows, ready
@@ -92,6 +93,7 @@ def _frames(agent, spec, env, valid, texts, extra, labels) -> tuple[pd.DataFrame
             "horizon": spec.horizon,
             "variant": spec.variant,
             "cot": agent.cot,
+            **getattr(agent, "columns", {}),
             "instance": np.arange(m),
             "seed": env.seeds,
             "regret": regret[:, -1],

@@ -25,3 +25,17 @@ def summarise(episodes: pd.DataFrame, by=("model", "n"), rewards=("reward", "rew
         row["zero_meal_share"] = (cell["meals_total"] == 0).mean()
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def call_rates(steps: pd.DataFrame, by=("model", "prompt_version")) -> pd.DataFrame:
+    """Share of free-mode steps whose completion holds a parseable call of one of the six
+    tools (action not "none"), with a Wilson interval, per cell of ``by``. Constrained
+    steps always name a tool and are left out; an endpoint error counts as no call."""
+    free = steps[steps["decision_mode"] == "free"]
+    rows = []
+    for key, cell in free.groupby(list(by), sort=False):
+        calls = int((cell["action"] != "none").sum())
+        rate, low, high = wilson_ci(calls, len(cell))
+        rows.append({**dict(zip(by, key)), "steps": len(cell), "calls": calls, "call_rate": rate,
+                     "call_low": low, "call_high": high})
+    return pd.DataFrame(rows)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from paperlib.cli import UsageError, int_at_least, nonnegative_int, positive_int
 from paperlib.philosophers.env import MODES
 
@@ -23,6 +25,33 @@ def add_commands(groups) -> None:
     run.add_argument("--out", required=True, help="episode rows (parquet)")
     run.add_argument("--steps-out", help="step rows (parquet)")
     run.set_defaults(func=run_command)
+
+    from paperlib.agents.llm import BACKENDS, DECISION_MODES
+    from paperlib.agents.prompts import PROMPTS
+
+    ev = commands.add_parser("eval", help="evaluate a model (or policy:NAME) over a grid of N, resumable")
+    ev.add_argument("--model", required=True, help="a registered model, a hub id, or policy:NAME for a scripted policy")
+    ev.add_argument("--n", type=_table_size, nargs="+", default=[5, 10, 15], help="table sizes")
+    ev.add_argument("--episodes", type=positive_int, default=30, help="episodes per N")
+    ev.add_argument("--rounds", type=positive_int, default=5)
+    ev.add_argument("--seed", type=nonnegative_int, default=0, help="episode e gets seed S + e at every N")
+    ev.add_argument("--mode", choices=MODES, default="simultaneous")
+    ev.add_argument("--out", required=True, help="a directory of episode and step shards; rerun to resume")
+    agent = ev.add_argument_group("LLM agent (not for policy:NAME; defaults in paperlib.agents.llm)")
+    agent.add_argument("--backend", choices=BACKENDS)
+    agent.add_argument("--prompt", choices=sorted(PROMPTS), help="prompt version")
+    agent.add_argument("--decision", choices=DECISION_MODES, help="free (the paper's protocol) or constrained [ours]")
+    agent.add_argument("--temperature", type=_temperature)
+    agent.add_argument("--max-new-tokens", type=positive_int)
+    ev.add_argument("--batch-episodes", type=positive_int, help="episodes played (and saved) together; default all")
+    ev.set_defaults(func=eval_command)
+
+
+def _temperature(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more, got {text}")
+    return value
 
 
 def run_command(args) -> int:
@@ -51,4 +80,27 @@ def run_command(args) -> int:
         f"mean reward {episodes['reward'].mean():.3f}, deadlock rate {episodes['deadlock'].mean():.2f}, "
         f"meals {episodes['meals_total'].mean():.2f} -> {args.out}"
     )
+    return 0
+
+
+_AGENT_OPTIONS = ("backend", "prompt", "decision", "temperature", "max_new_tokens")  # make_llm_policy's
+
+
+def eval_command(args) -> int:
+    from paperlib.data import RolloutStore
+    from paperlib.philosophers.analysis import summarise
+    from paperlib.philosophers.evaluate import evaluate
+
+    given = {name: getattr(args, name) for name in _AGENT_OPTIONS if getattr(args, name) is not None}
+    if args.model.startswith("policy:") and given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise UsageError(f"{flags}: scripted policies take no agent options")
+    store = RolloutStore(args.out)
+    episodes, _ = evaluate(args.model, list(dict.fromkeys(args.n)), args.episodes, rounds=args.rounds, mode=args.mode,
+                           seed=args.seed, store=store, batch_episodes=args.batch_episodes, **given)
+    table = summarise(episodes, rewards=("reward",))
+    for row in table.itertuples():
+        print(f"{args.model} N={row.n}: {row.episodes} episodes, mean reward {row.reward:.3f} "
+              f"[{row.reward_low:.3f}, {row.reward_high:.3f}], deadlock rate {row.deadlock_rate:.2f}, meals {row.meals:.2f}")
+    print(f"-> {args.out}")
     return 0

@@ -53,7 +53,9 @@ def evaluate(
     them by default); each finished batch is written before the next starts.
     """
     policy = policy or make_policy(model, **agent_options)
-    labels = {"model": model, "policy": model.removeprefix("policy:"), **(labels or {})}
+    labels = {"model": model, "policy": model.removeprefix("policy:"), **getattr(policy, "labels", {}), **(labels or {})}
+    if store:
+        _check_resumable(store, labels, rounds, mode, seed)
     done = store.finished(KEY) if store else set()
     batch = batch_episodes or episodes
     new_episodes, new_steps = [], []
@@ -65,7 +67,8 @@ def evaluate(
             for start in range(0, len(todo), batch):
                 chunk = todo[start : start + batch]
                 seeds = [seed + e for e in chunk]
-                ep, st = run_episodes(policy, n=n, rounds=rounds, seeds=seeds, mode=mode, labels=labels)
+                ep, st = run_episodes(policy, n=n, rounds=rounds, seeds=seeds, mode=mode, labels=labels,
+                                      progress=progress)
                 ep["episode"] = chunk
                 st["episode"] = st["episode"].map(dict(enumerate(chunk)))
                 st.insert(0, "model", model)
@@ -81,6 +84,22 @@ def evaluate(
         keys = ep_all.loc[mine, KEY]
         return ep_all[mine].reset_index(drop=True), st_all.merge(keys, on=KEY).reset_index(drop=True)
     return _concat(new_episodes), _concat(new_steps)
+
+
+def _check_resumable(store: RolloutStore, labels: dict, rounds: int, mode: str, seed: int) -> None:
+    """Refuse, in one line, to add to a store whose episodes of this model were played
+    with other settings: resuming must not mix two runs in one table."""
+    stored = store.episodes()
+    if stored.empty:
+        return
+    mine = stored[stored["model"] == labels["model"]]
+    expected = {**labels, "rounds": rounds, "mode": mode, "first_seed": seed}
+    mine = mine.assign(first_seed=mine["seed"] - mine["episode"])
+    for column, value in expected.items():
+        if len(mine) and (column not in mine or (mine[column] != value).any()):
+            found = mine[column].iloc[0] if column in mine else "unset"
+            raise ValueError(f"{store.directory} holds {labels['model']} episodes with {column}={found}, "
+                             f"not {value}: resume with the same settings or write to another directory")
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

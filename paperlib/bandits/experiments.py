@@ -1,0 +1,268 @@
+"""The runs behind notebooks 11-13, sized by a profile, saved as they finish and resumed.
+
+A run is one agent on one bandit configuration for a number of instances; its id
+(``Run.id``) names everything that changes its rollouts, so a notebook rerun with the
+same settings skips the runs already stored and a changed setting makes a new run.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from paperlib.bandits.baselines import BASELINES, make_agent
+from paperlib.bandits.env import BanditSpec
+from paperlib.bandits.prompts import MAX_NEW_TOKENS
+from paperlib.bandits.runner import run_bandit
+from paperlib.data import RolloutStore
+
+
+@dataclass(frozen=True)
+class Run:
+    agent: str  # a baseline name or "llm"
+    arms: int
+    noise: str
+    instances: int
+    horizon: int
+    model: str | None = None  # LLM runs only, and below
+    cot: bool = False
+    decision: str = "free"
+    style: str | None = None  # None: cot or no_cot after ``cot``
+    max_new_tokens: int | None = None
+
+    @property
+    def id(self) -> str:
+        size = f"k{self.arms}/{self.noise}/T{self.horizon}/M{self.instances}"
+        if self.agent != "llm":
+            return f"{self.agent}/{size}"
+        style = self.style or ("cot" if self.cot else "no_cot")
+        return f"llm/{self.model}/{style}/{self.decision}/tokens{self.max_new_tokens or MAX_NEW_TOKENS[style]}/{size}"
+
+
+def greediness_runs(settings) -> list[Run]:
+    """Notebook 11: every baseline on every (arms, noise); on the main bandit
+    (``bandit_main_arms``, low noise) each model of ``bandit_models`` in the figure's
+    decision mode (CoT as ``bandit_main_cot``) and each of ``bandit_compare_models`` in the
+    other decision modes too (CoT as ``bandit_compare_cot``); each of ``bandit_sweep_models``
+    in the figure's mode on the other arm counts (``bandit_llm_arms``, low noise) and noise
+    levels (CoT as ``bandit_sweep_cot``)."""
+    s = settings
+    runs = [Run(b, k, noise, s.bandit_instances, s.bandit_horizon)
+            for b, k, noise in itertools.product(BASELINES, s.bandit_arms, s.bandit_noises)]
+    main = [(s.bandit_main_arms, "low", cot, s.bandit_figure_decision) for cot in (False, True) if cot in s.bandit_main_cot]
+    compare = [(s.bandit_main_arms, "low", cot, decision) for cot in s.bandit_compare_cot for decision in s.bandit_decisions
+               if decision != s.bandit_figure_decision]
+    sweeps = [(k, noise, cot, s.bandit_figure_decision)
+              for k, noise in [(k, "low") for k in s.bandit_llm_arms if k != s.bandit_main_arms]
+              + [(s.bandit_main_arms, n) for n in s.bandit_noises if n != "low"]
+              for cot in (False, True) if cot in s.bandit_sweep_cot]
+    configs = [(model, c) for model in s.bandit_models for c in main]
+    configs += [(model, c) for model in s.bandit_compare_models for c in compare]
+    configs += [(model, c) for model in s.bandit_sweep_models for c in sweeps]
+    for model, (k, noise, cot, decision) in configs:
+        runs.append(Run("llm", k, noise, s.bandit_llm_instances, s.bandit_horizon, model, cot, decision,
+                        max_new_tokens=s.bandit_cot_tokens if cot else None))
+    return runs
+
+
+def run_all(runs: list[Run], directory: Path, backend_of, seed: int = 0, labels: dict | None = None,
+            log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Play every run not yet in the store at ``directory``; return the episode and step rows
+    of exactly ``runs`` (a store may hold runs of other settings too). ``backend_of(model)``
+    gives the loaded backend of an LLM run (so one model is loaded once)."""
+    store = RolloutStore(directory)
+    done = {key[0] for key in store.finished(["run"])}
+    todo = [run for run in runs if run.id not in done]
+    baselines = [play(run, make_agent(run.agent), seed, labels) for run in todo if run.agent != "llm"]
+    if baselines:  # seconds in all: one shard
+        store.append(*(pd.concat(frames, ignore_index=True) for frames in zip(*baselines)))
+    for run in (run for run in todo if run.agent == "llm"):
+        agent = make_agent("llm", backend=backend_of(run.model), cot=run.cot, style=run.style,
+                           decision=run.decision, max_new_tokens=run.max_new_tokens)
+        episodes, steps = play(run, agent, seed, labels)
+        store.append(episodes, steps)
+        log(f"{run.id}: coverage {episodes['coverage'].mean():.2f}, regret {episodes['regret'].mean():.1f}, "
+            f"invalid steps {episodes['invalid_steps'].mean() / run.horizon:.0%}")
+    ids = {run.id for run in runs}
+    episodes, steps = store.episodes(), store.steps()
+    return episodes[episodes["run"].isin(ids)].reset_index(drop=True), steps[steps["run"].isin(ids)].reset_index(drop=True)
+
+
+def play(run: Run, agent, seed: int = 0, labels: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One run's episode and step rows, both labelled with the run id."""
+    spec = BanditSpec(run.arms, run.horizon, noise=run.noise)
+    episodes, steps = run_bandit(agent, spec, run.instances, seed, labels={**(labels or {}), "run": run.id})
+    return episodes, steps.assign(run=run.id)
+
+
+def paper_numbers() -> pd.DataFrame:
+    """Paper B's reported numbers (``data/paper_reported.csv``), indexed by id."""
+    from paperlib import paths
+
+    table = pd.read_csv(paths.PAPER_REPORTED)
+    return table[table["paper"] == "B"].set_index("id")
+
+
+def label(agent: str, model: str, cot: bool) -> str:
+    """How a run is named in legends: the baseline, or the model and CoT on or off."""
+    return agent if agent != "llm" else f"{model} {'CoT' if cot else 'no CoT'}"
+
+
+def summarise(episodes: pd.DataFrame, figure_decision: str) -> pd.DataFrame:
+    """One row per run: its settings and the means over instances of the final coverage and
+    regret, and of the share of steps with a valid action; ``in_figure`` marks the runs the
+    figures show (baselines, and LLM runs in ``figure_decision`` mode)."""
+    frame = episodes.assign(valid=1 - episodes["invalid_steps"] / episodes["horizon"])
+    if "decision" not in frame:
+        frame["decision"] = None
+    frame["decision"] = frame["decision"].where(frame["agent"] == "llm")
+    keys = ["run", "agent", "model", "cot", "decision", "arms", "noise"]
+    out = frame.groupby(keys, dropna=False, sort=False)[["coverage", "regret", "valid"]].mean().reset_index()
+    out["instances"] = frame.groupby("run", sort=False).size().loc[out["run"]].to_numpy()
+    out["label"] = [label(a, m, c) for a, m, c in zip(out["agent"], out["model"], out["cot"])]
+    out["in_figure"] = (out["agent"] != "llm") | (out["decision"] == figure_decision)
+    return out
+
+
+def with_runs(steps: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """Step rows with their run's settings, label and ``in_figure``."""
+    return steps.merge(summary[["run", "label", "agent", "model", "cot", "decision", "arms", "noise", "in_figure"]],
+                       on="run")
+
+
+def stagnation_step(coverage_by_step: pd.Series, share: float = 0.9) -> int:
+    """The first step at which mean coverage reaches ``share`` of its final value **[ours]**:
+    the paper says coverage "stagnates after about 10 steps" without a rule."""
+    final = coverage_by_step.iloc[-1]
+    return int(coverage_by_step.index[coverage_by_step.to_numpy() >= share * final][0])
+
+
+def greediness_claims(summary: pd.DataFrame, steps: pd.DataFrame, settings, paper: pd.DataFrame) -> pd.DataFrame:
+    """Paper B's coverage claims (B01-B05) beside ours, per model, in the figure's decision
+    mode, with the test that says whether ours shows the paper's effect. UCB's coverage on
+    the same bandits is the reference: it tries every arm by step k."""
+    k, low = settings.bandit_main_arms, summary["noise"] == "low"
+    llm = summary[(summary["agent"] == "llm") & summary["in_figure"] & low]
+    ucb = summary[(summary["agent"] == "ucb") & low].set_index("arms")["coverage"]
+
+    def coverage(model, arms, cot):
+        row = llm[(llm["model"] == model) & (llm["arms"] == arms) & (llm["cot"] == cot)]
+        return float(row["coverage"].iloc[0]) if len(row) else float("nan")
+
+    rows = []
+    for model in settings.bandit_models:
+        cot, no_cot, wide = coverage(model, k, True), coverage(model, k, False), coverage(model, 20, True)
+        if wide != wide:  # no CoT run at 20 arms: the no-CoT one
+            wide = coverage(model, 20, False)
+        curve = steps[(steps["model"] == model) & (steps["arms"] == k) & (steps["noise"] == "low") & steps["cot"]
+                      & steps["in_figure"]].groupby("step")["coverage"].mean()
+        stagnation = stagnation_step(curve) if len(curve) else float("nan")
+        rows += [
+            (model, "B01/B02", f"coverage after 50 steps, {k} arms, CoT", "0.40 (2B), 0.65 (9B, 27B)", cot,
+             f"below UCB's {ucb.get(k, float('nan')):.2f}", cot < ucb.get(k, float("nan"))),
+            (model, "B03", f"coverage without CoT, {k} arms", str(paper.loc["B03", "value"]), no_cot,
+             "below the CoT run", no_cot < cot),
+            (model, "B04", "coverage, 20 arms", str(paper.loc["B04", "value"]), wide,
+             f"below UCB's {ucb.get(20, float('nan')):.2f}", wide < ucb.get(20, float("nan"))),
+            (model, "B05", "step by which coverage reaches 90% of its final value [ours]", str(paper.loc["B05", "value"]),
+             stagnation, "at most 20 of 50 steps", stagnation <= 20),
+        ]
+    claims = pd.DataFrame(rows, columns=["model", "id", "claim", "paper", "ours", "the effect, if", "shown"])
+    claims["shown"] = claims["shown"].astype("boolean").mask(claims["ours"].isna())  # <NA>: not run on this profile
+    return claims
+
+
+def frequency_bias_results(settings, backend_of, directory: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Notebook 12: ``metrics.frequency_bias`` of every model in ``freq_models`` on the same
+    cases, each model's result saved as ``12_frequency_bias_<model>.parquet`` and reused when
+    it holds exactly these cases."""
+    from paperlib.bandits.llm import frequency_bias_scores
+    from paperlib.bandits.metrics import frequency_bias, frequency_bias_cases
+    from paperlib.data import write_parquet
+
+    spec = BanditSpec(settings.freq_arms)
+    cases = frequency_bias_cases(spec, seed, settings.freq_lengths, settings.freq_repetitions, settings.freq_histories)
+    keys = ["length", "history", "seed", "repetitions"]
+    results = {}
+    for model in settings.freq_models:
+        path = Path(directory) / f"12_frequency_bias_{model}.parquet"
+        if path.exists():
+            saved = pd.read_parquet(path)
+            if saved[keys].equals(cases[keys]):
+                results[model] = saved
+                continue
+        results[model] = frequency_bias(cases, frequency_bias_scores(backend_of(model), spec, cases), spec)
+        write_parquet(results[model].assign(probs=results[model]["probs"].map(list)), path)
+    return results
+
+
+def frequency_bias_claims(results: dict[str, pd.DataFrame], paper: pd.DataFrame) -> pd.DataFrame:
+    """Per model: the entropy-repetitions correlation and the strategy shares beside the
+    paper's Gemma2 2B and 27B (B06-B09, B18), and whether ours shows the small model's
+    frequency bias (the paper's 2B: r < 0 and most predictions the most frequent action)."""
+    from paperlib.bandits.metrics import entropy_correlation, strategy_shares
+
+    rows = []
+    for model, result in results.items():
+        r, p = entropy_correlation(result)
+        shares = strategy_shares(result)
+        first = shares.iloc[0]  # the 0-10 repetitions window
+        rows.append({"model": model, "r": r, "p": p, "paper r (2B / 27B)": f"{paper.loc['B06', 'value']} / {paper.loc['B08', 'value']}",
+                     "frequent": shares.loc["all", "frequent"], "greedy": shares.loc["all", "greedy"],
+                     "other": shares.loc["all", "other"],
+                     "paper frequent (2B / 27B)": f"{paper.loc['B07', 'value']} / {paper.loc['B09', 'value']}",
+                     "frequent, 0-10 repetitions": first["frequent"],
+                     "paper frequent 0-10 (2B)": str(paper.loc["B18", "value"]),
+                     "shown: r < 0 and frequent > 0.5": bool(r < 0 and shares.loc["all", "frequent"] > 0.5)})
+    return pd.DataFrame(rows)
+
+
+def knowing_doing_runs(settings) -> list[Run]:
+    """Notebook 13: each model of ``kd_models`` with the knowing-doing prompt, per decision mode."""
+    s = settings
+    return [Run("llm", s.kd_arms, "low", s.kd_instances, s.kd_horizon, model, True, decision, "knowing_doing",
+                s.kd_tokens) for model in s.kd_models for decision in s.kd_decisions]
+
+
+def scripted_knowing_doing(settings, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The validation of notebook 13: the scripted agent (``bandits.scripted``) on the
+    knowing-doing bandit; returns (the matrix computed from its texts, the matrix of its
+    intentions). The two must be equal."""
+    from paperlib.bandits.metrics import knowing_doing, knowing_doing_matrix
+    from paperlib.bandits.scripted import ScriptedKnowingDoingAgent
+
+    spec = BanditSpec(settings.kd_arms, settings.kd_horizon)
+    _, steps = run_bandit(ScriptedKnowingDoingAgent(), spec, settings.kd_instances, seed)
+    computed = knowing_doing_matrix(knowing_doing(steps, spec.names))
+    intended = knowing_doing_matrix(steps.assign(rationale_correct=steps["intended_rationale"] == "correct",
+                                                 action_class=steps["intended_class"]))
+    return computed, intended
+
+
+def knowing_doing_summary(steps: pd.DataFrame, arms: int) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Per run of LLM step rows: its knowing-doing matrix, and a table of how often the model
+    wrote any UCB value, how often its rationale was correct, and its valid actions."""
+    from paperlib.bandits.metrics import knowing_doing, knowing_doing_matrix
+
+    names = BanditSpec(arms).names
+    matrices, rows = {}, []
+    for run, run_steps in steps.groupby("run", sort=False):
+        judged = knowing_doing(run_steps, names)
+        matrices[run] = knowing_doing_matrix(judged)
+        rows.append({"run": run, "steps": len(judged),
+                     "wrote any UCB value": judged["ucb_values"].map(lambda v: not pd.isna(v).all()).mean(),
+                     "correct rationale": judged["rationale_correct"].mean(), "valid action": judged["valid"].mean()})
+    return matrices, pd.DataFrame(rows)
+
+
+def paper_knowing_doing(paper: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 5's matrix as the paper prints it (B10-B15, % of all steps, Gemma2 27B)."""
+    ids = {("correct", "greedy"): "B10", ("correct", "optimal"): "B11", ("correct", "other"): "B12",
+           ("wrong", "greedy"): "B13", ("wrong", "optimal"): "B14", ("wrong", "other"): "B15"}
+    matrix = pd.DataFrame(0.0, index=pd.Index(["correct", "wrong"], name="rationale"), columns=["optimal", "greedy", "other"])
+    for (rationale, action), number in ids.items():
+        matrix.loc[rationale, action] = float(paper.loc[number, "value"])
+    return matrix
