@@ -47,37 +47,14 @@ import numpy as np
 
 from paperlib.agents.parsing import parse_action
 from paperlib.agents.prompts import CALL_PREFIX, CALL_SUFFIX, DEFAULT_PROMPT, STOP, TOOL_SCHEMAS, get_prompt, prompt_hash
+from paperlib.backends import make_backend
 from paperlib.philosophers.env import TOOLS
 from paperlib.philosophers.episode import Decision, Turn
 
-BACKENDS = ("hf", "openai", "vllm")
 DECISION_MODES = ("free", "constrained")
 _CANNOT_SCORE = ("constrained decisions score text, which the {} backend cannot; "
                  "use --backend hf or vllm, or --decision free")
 _PROBE_TOOL = {"type": "function", "function": {"name": "paperlib_probe_tool", "description": "", "parameters": {}}}
-
-
-def make_backend(kind: str, model: str, **options):
-    """Build a backend for a registered model name (or hub id): ``hf``, ``openai`` or ``vllm``.
-
-    ``openai`` sends the gateway's model name (``paperlib.models.gateway_model``);
-    ``vllm`` loads the model's hub id. ``options`` go to the backend's constructor.
-    """
-    from paperlib.models import gateway_model, resolve
-
-    if kind == "hf":
-        from paperlib.backends.hf import HFBackend
-
-        return HFBackend(model, **options)
-    if kind == "openai":
-        from paperlib.backends.openai_backend import OpenAIBackend
-
-        return OpenAIBackend(gateway_model(model), **options)
-    if kind == "vllm":
-        from paperlib.backends.vllm_backend import VLLMBackend
-
-        return VLLMBackend(resolve(model).source, **options)
-    raise ValueError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
 
 
 def renders_tools(backend) -> bool:

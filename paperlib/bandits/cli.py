@@ -13,7 +13,8 @@ _arms = int_at_least(2, "a bandit needs at least 2 arms, got {text}")
 def add_commands(groups) -> None:
     from paperlib.bandits.baselines import AGENTS, EPSILON
     from paperlib.bandits.env import FAMILIES, HORIZON, NOISE_SIGMA, VARIANTS
-    from paperlib.bandits.llm import BACKENDS, DECISIONS
+    from paperlib.backends import BACKENDS
+    from paperlib.bandits.llm import DECISIONS
 
     group = groups.add_parser("bandit", help="multi-armed bandits (paper B)")
     commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))

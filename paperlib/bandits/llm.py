@@ -43,7 +43,7 @@ from typing import Sequence
 
 import numpy as np
 
-from paperlib.agents.llm import BACKENDS, make_backend
+from paperlib.backends import BACKENDS, make_backend
 from paperlib.bandits.baselines import LLM_AGENT, Decisions
 from paperlib.bandits.env import AGENT_STREAM, BanditSpec, History, generator
 from paperlib.bandits.parsing import parse_action
@@ -192,7 +192,7 @@ class LLMAgent:
 def make_llm_agent(model: str | None = None, *, backend="hf", cot: bool = True, style: str | None = None,
                    decision: str = "free", temperature: float = 0.0, max_new_tokens: int | None = None) -> LLMAgent:
     """The LLM agent for a model name on a backend kind (``hf``, ``vllm``, ``openai``; built by
-    ``paperlib.agents.llm.make_backend``), or on an already loaded backend (so several agents
+    ``paperlib.backends.make_backend``), or on an already loaded backend (so several agents
     share one model). ``style`` defaults to
     ``cot`` or ``no_cot`` after ``cot``; ``knowing_doing`` implies CoT."""
     style = style or ("cot" if cot else "no_cot")

@@ -26,7 +26,8 @@ def add_commands(groups) -> None:
     run.add_argument("--steps-out", help="step rows (parquet)")
     run.set_defaults(func=run_command)
 
-    from paperlib.agents.llm import BACKENDS, DECISION_MODES
+    from paperlib.agents.llm import DECISION_MODES
+    from paperlib.backends import BACKENDS
     from paperlib.agents.prompts import PROMPTS
 
     ev = commands.add_parser("eval", help="evaluate a model (or policy:NAME) over a grid of N, resumable")
