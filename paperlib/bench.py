@@ -19,10 +19,11 @@ def add_commands(groups) -> None:
 # -- paper A: philosopher decisions per second ---------------------------------------
 def _add_philosophers(commands) -> None:
     from paperlib.cli import int_at_least, nonnegative_int, positive_int
+    from paperlib.philosophers.cli import table_size
 
     command = commands.add_parser("philosophers", help="philosopher decisions/s: batched agent vs one generate per philosopher")
     command.add_argument("--model", default="smollm2-135m", help="a local model (hf backend)")
-    command.add_argument("--n", type=int_at_least(2, "a table needs at least 2 philosophers, got {text}"), default=5)
+    command.add_argument("--n", type=table_size, default=5)
     command.add_argument("--episodes", type=positive_int, default=30, help="concurrent episodes")
     command.add_argument("--rounds", type=positive_int, default=2, help="rounds timed (every episode)")
     command.add_argument("--naive", type=int_at_least(2, "--naive must be at least 2, got {text}"), default=10,
@@ -46,12 +47,13 @@ def _run_philosophers(args) -> int:
 def _add_bandit(commands) -> None:
     import argparse
 
+    from paperlib.bandits.cli import arms
     from paperlib.cli import int_at_least, nonnegative_int, positive_int
 
     command = commands.add_parser("bandit", help="bandit steps/s and prompt tokens computed: per-instance KV vs recomputing")
     command.add_argument("--model", default="gemma3-270m", help="a local model (hf backend)")
     command.add_argument("--instances", type=positive_int, default=64)
-    command.add_argument("--arms", type=int_at_least(2, "a bandit needs at least 2 arms, got {text}"), default=10)
+    command.add_argument("--arms", type=arms, default=10)
     command.add_argument("--start", type=nonnegative_int, default=25, help="steps a random policy plays first")
     command.add_argument("--steps", type=int_at_least(2, "--steps must be at least 2 (one cold, then warm), got {text}"),
                          default=4, help="timed steps (the first is cold)")

@@ -7,7 +7,7 @@ import argparse
 from paperlib.cli import UsageError, int_at_least, nonnegative_int, positive_int
 
 
-_arms = int_at_least(2, "a bandit needs at least 2 arms, got {text}")
+arms = int_at_least(2, "a bandit needs at least 2 arms, got {text}")
 
 
 def add_commands(groups) -> None:
@@ -21,7 +21,7 @@ def add_commands(groups) -> None:
     run = commands.add_parser("run", help="play bandit instances with one agent")
     run.add_argument("--agent", required=True, choices=AGENTS)
     run.add_argument("--model", help="model name, for --agent llm")
-    run.add_argument("--arms", type=_arms, default=10)
+    run.add_argument("--arms", type=arms, default=10)
     run.add_argument("--noise", choices=tuple(NOISE_SIGMA), default="low")
     run.add_argument("--horizon", type=positive_int, default=HORIZON)
     run.add_argument("--instances", type=positive_int, default=64)

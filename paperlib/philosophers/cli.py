@@ -7,7 +7,7 @@ import argparse
 from paperlib.cli import UsageError, int_at_least, nonnegative_int, positive_int
 from paperlib.philosophers.env import MODES
 
-_table_size = int_at_least(2, "a table needs at least 2 philosophers, got {text}")
+table_size = int_at_least(2, "a table needs at least 2 philosophers, got {text}")
 
 
 def add_commands(groups) -> None:
@@ -17,7 +17,7 @@ def add_commands(groups) -> None:
     commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
     run = commands.add_parser("run", help="play episodes with a scripted policy")
     run.add_argument("--policy", required=True, choices=sorted(SCRIPTED))
-    run.add_argument("--n", type=_table_size, default=5, help="philosophers at the table")
+    run.add_argument("--n", type=table_size, default=5, help="philosophers at the table")
     run.add_argument("--episodes", type=positive_int, default=30)
     run.add_argument("--rounds", type=positive_int, default=5)
     run.add_argument("--seed", type=nonnegative_int, default=0, help="episode e gets seed S + e")
@@ -32,7 +32,7 @@ def add_commands(groups) -> None:
 
     ev = commands.add_parser("eval", help="evaluate a model (or policy:NAME) over a grid of N, resumable")
     ev.add_argument("--model", required=True, help="a registered model, a hub id, or policy:NAME for a scripted policy")
-    ev.add_argument("--n", type=_table_size, nargs="+", default=[5, 10, 15], help="table sizes")
+    ev.add_argument("--n", type=table_size, nargs="+", default=[5, 10, 15], help="table sizes")
     ev.add_argument("--episodes", type=positive_int, default=30, help="episodes per N")
     ev.add_argument("--rounds", type=positive_int, default=5)
     ev.add_argument("--seed", type=nonnegative_int, default=0, help="episode e gets seed S + e at every N")
