@@ -28,6 +28,7 @@ def _add_philosophers(commands) -> None:
     command.add_argument("--rounds", type=positive_int, default=2, help="rounds timed (every episode)")
     command.add_argument("--naive", type=int_at_least(2, "--naive must be at least 2, got {text}"), default=10,
                          help="decisions timed one generate call at a time")
+    command.add_argument("--decision", choices=("free", "constrained"), default="free")
     command.add_argument("--max-new-tokens", type=positive_int, default=32)
     command.add_argument("--seed", type=nonnegative_int, default=0)
     command.set_defaults(func=_run_philosophers)
@@ -39,7 +40,7 @@ def _run_philosophers(args) -> int:
 
     resolve(args.model)  # an unknown name fails in one line before torch loads
     print(report(batch=bench_batch(args.model, args.n, args.episodes, args.rounds, args.naive, args.max_new_tokens,
-                                   seed=args.seed)))
+                                   seed=args.seed, decision=args.decision)))
     return 0
 
 

@@ -1,9 +1,10 @@
 """Throughput of the local backend on the papers' two workloads, in one process.
 
 - :func:`bench_batch`: the LLM philosopher agent at N=5 with 30 concurrent episodes,
-  one batched call per round (plain, and reusing the shared prefix of rules and tools)
-  against a naive loop of one ``generate`` call per philosopher; decisions/s, ratios
-  against the naive loop, and where the time goes.
+  one batched call per round (plain; computing the shared prefix of rules and tools
+  once and copying it into every row; keeping it once and attending to it from every
+  row) against a naive loop of one ``generate`` call per philosopher; decisions/s,
+  ratios against the naive loop, and where the time goes.
 - :func:`bench_streams`: the LLM bandit agent on 64 instances (its real prompts, a
   history growing by one line a step): prompt tokens computed per step and steps/s
   with per-instance KV against recomputing every prompt (and shared prefix only).
@@ -23,31 +24,36 @@ from paperlib.backends.hf import HFBackend
 
 
 def bench_batch(model: str = "smollm2-135m", n: int = 5, episodes: int = 30, rounds: int = 2, naive: int = 10,
-                max_new_tokens: int = 32, temperature: float = 1.0, seed: int = 0,
+                max_new_tokens: int = 32, temperature: float = 1.0, seed: int = 0, decision: str = "free",
                 backend: HFBackend | None = None) -> dict:
-    """Philosopher decisions/s of the real LLM agent (``paperlib.agents.llm``, free mode,
-    default prompt) at N=``n`` with ``episodes`` concurrent episodes for ``rounds`` rounds,
-    batched with and without shared-prefix reuse, against a naive loop that renders each
-    philosopher's prompt and calls ``generate`` once for it (timed on ``naive`` turns spread
-    evenly over the batched run's turns, then extrapolated per decision).
+    """Philosopher decisions/s of the real LLM agent (``paperlib.agents.llm``, default prompt,
+    ``decision`` mode) at N=``n`` with ``episodes`` concurrent episodes for ``rounds`` rounds,
+    batched three ways (``batched``: plain; ``prefix_reuse``: the shared prefix computed
+    once, copied into every row; ``shared_attention``: kept once, attended to by every
+    row; see ``paperlib.backends.hf``), against a naive loop that gives the agent one
+    philosopher at a time (timed on ``naive`` turns spread evenly over the batched run's
+    turns, then extrapolated per decision).
 
     Where the time goes in the batched runs: prefill and decode (the backend's own
-    counters), parsing (``parse_action`` re-run on the run's completions, timed), the rest
-    of the agent (prompts, rendering, hashing) and the environment with the episode
-    runner (everything outside the agent's ``act``).
+    counters; scoring counts as prefill), parsing (``parse_action`` re-run on the run's
+    completions, timed), the rest of the agent (prompts, rendering, hashing, drawing) and
+    the environment with the episode runner (everything outside the agent's ``act``).
+    ``same_as_batched``: completions identical to the plain batched run's. Greedy and
+    scored decisions are the same in every mode; a sampled token can differ where the
+    draw falls within float rounding of a bin edge (the paths sum in different orders),
+    and the rest of that completion with it.
     """
     from paperlib.agents.llm import LLMPolicy
     from paperlib.agents.parsing import parse_action
-    from paperlib.agents.prompts import STOP
     from paperlib.philosophers.episode import episode_seeds, run_episodes
 
     backend = backend or HFBackend(model)
-    agent = LLMPolicy(backend, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed)
+    agent = LLMPolicy(backend, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, decision=decision)
     seeds = episode_seeds(seed, episodes)
     backend.generate(["warm-up"] * 2, max_new_tokens=2)
-    results, actions, turns = {}, {}, []
-    for mode in ("batched", "prefix_reuse"):
-        backend.reuse_prefix = mode == "prefix_reuse"
+    results, completions, turns = {}, {}, []
+    for mode in ("batched", "prefix_reuse", "shared_attention"):
+        backend.reuse_prefix, backend.share_prefix = mode != "batched", mode == "shared_attention"
         timed = _TimedPolicy(agent)
         before, started = dict(backend.stats), time.perf_counter()
         _, steps = run_episodes(timed, n=n, rounds=rounds, seeds=seeds)
@@ -56,32 +62,29 @@ def bench_batch(model: str = "smollm2-135m", n: int = 5, episodes: int = 30, rou
         parse_started = time.perf_counter()
         for text in steps["raw_completion"]:
             parse_action(text)
-        parse_s = time.perf_counter() - parse_started
+        parse_s = time.perf_counter() - parse_started if decision == "free" else 0.0
         results[mode] = {"decisions": len(steps), "seconds": wall, "decisions_per_s": len(steps) / wall,
                          "prefill_s": delta["prefill_s"], "decode_s": delta["decode_s"], "parse_s": parse_s,
                          "agent_other_s": timed.seconds - delta["prefill_s"] - delta["decode_s"] - parse_s,
                          "environment_s": wall - timed.seconds, "prompt_tokens": delta["prompt_tokens"],
                          "computed_tokens": delta["computed_tokens"],
-                         "new_tokens": int(steps["completion_token_ids"].map(len).sum()),
+                         "new_tokens": int(steps["completion_token_ids"].map(len).sum()) if decision == "free" else 0,
                          "call_rate": float((steps["action"] != "none").mean())}
-        actions[mode], turns = steps["raw_completion"].tolist(), timed.turns
-    backend.reuse_prefix = True
+        completions[mode], turns = steps["raw_completion"].tolist(), timed.turns
+        results[mode]["same_as_batched"] = sum(a == b for a, b in zip(completions[mode], completions["batched"]))
     picked = [turns[round(i * (len(turns) - 1) / max(naive - 1, 1))] for i in range(naive)]
     before, started = dict(backend.stats), time.perf_counter()
-    for i, conversation in enumerate(agent.conversations(picked)):
-        prompt = backend.render(conversation, tools=agent.tools)
-        [completion] = backend.generate([prompt], max_new_tokens=max_new_tokens, temperature=temperature,
-                                        seed=seed + i, stop=STOP)
-        parse_action(completion.text)
+    for turn in picked:
+        agent.act([turn])
     wall = time.perf_counter() - started
+    backend.reuse_prefix = backend.share_prefix = True
     results["naive"] = {"decisions": naive, "seconds": wall, "decisions_per_s": naive / wall,
                         "prefill_s": backend.stats["prefill_s"] - before["prefill_s"],
                         "decode_s": backend.stats["decode_s"] - before["decode_s"]}
     for r in results.values():
         r["vs_naive"] = r["decisions_per_s"] / results["naive"]["decisions_per_s"]
     return {"model": backend.model, "dtype": str(backend.lm.dtype), "n": n, "episodes": episodes, "rounds": rounds,
-            "max_new_tokens": max_new_tokens, "temperature": temperature,
-            "same_completions": actions["batched"] == actions["prefix_reuse"],
+            "decision": decision, "max_new_tokens": max_new_tokens, "temperature": temperature,
             "loadavg": os.getloadavg(), "results": results}
 
 
@@ -156,12 +159,11 @@ def report(batch: dict | None = None, streams: dict | None = None) -> str:
     lines = []
     if batch:
         b = batch
-        lines.append(f"{b['model']} ({b['dtype']}), LLM agent (free mode, T={b['temperature']}, max_new_tokens="
-                     f"{b['max_new_tokens']}) at N={b['n']}, {b['episodes']} episodes x {b['rounds']} rounds, "
-                     f"load {' '.join(f'{x:.1f}' for x in b['loadavg'])}, same completions batched and prefix "
-                     f"reuse: {b['same_completions']}")
+        lines.append(f"{b['model']} ({b['dtype']}), LLM agent ({b['decision']} mode, T={b['temperature']}, "
+                     f"max_new_tokens={b['max_new_tokens']}) at N={b['n']}, {b['episodes']} episodes x {b['rounds']} "
+                     f"rounds, load {' '.join(f'{x:.1f}' for x in b['loadavg'])}")
         for mode, r in b["results"].items():
-            line = (f"  {mode:13s} {r['decisions_per_s']:7.2f} decisions/s  x{r['vs_naive']:.1f} vs naive  "
+            line = (f"  {mode:16s} {r['decisions_per_s']:7.2f} decisions/s  x{r['vs_naive']:.1f} vs naive  "
                     f"({r['decisions']} decisions in {r['seconds']:.1f} s: prefill {r['prefill_s']:.1f} s, "
                     f"decode {r['decode_s']:.1f} s")
             if mode == "naive":
@@ -170,7 +172,7 @@ def report(batch: dict | None = None, streams: dict | None = None) -> str:
                 lines.append(line + f", parsing {r['parse_s']:.3f} s, rest of the agent {r['agent_other_s']:.1f} s, "
                              f"environment {r['environment_s']:.2f} s; {r['computed_tokens']} of "
                              f"{r['prompt_tokens']} prompt tokens computed, {r['new_tokens']} generated; "
-                             f"valid calls {r['call_rate']:.0%})")
+                             f"valid calls {r['call_rate']:.0%}; {r['same_as_batched']} completions as in batched)")
     if streams:
         s = streams
         lines.append(f"{s['model']} ({s['dtype']}), {s['instances']} instances, k={s['arms']}, steps {s['start'] + 1}-"

@@ -85,11 +85,9 @@ PROFILES = {
                      kd_models=("smollm2-135m",), kd_instances=2, kd_horizon=4, kd_tokens=4,
                      kd_decisions=("constrained",)),
     "cpu": Profile(name="cpu",
-                   # -- paper A, notebook 02: the embedded models; free-mode decoding runs at ≈ 2 decisions/s
-                   # on 2 shared cores, so 4 episodes per LLM cell, not 30 (measured: 24 min while another
-                   # notebook shared the cores, load ≈ 3)
-                   gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf")), gap_llm_episodes=4,
-                   gap_probe_episodes=2,
+                   # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
+                   gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf")), gap_probe_episodes=2,
+                   gap_max_batch=450,  # every philosopher of the 30 episodes at N = 15 in one forward pass
                    gap_max_new_tokens=16,  # the longest call is 15 tokens up to its name's closing quote
                    # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores
                    bandit_models=("gemma3-270m", "smollm2-135m"), bandit_backend="hf", bandit_llm_instances=8,

@@ -91,7 +91,7 @@ def test_existing_output_is_kept_when_a_run_fails(tmp_path):
 
 
 def test_scripted_run_loads_no_model_library(tmp_path):
-    # its speed is measured by `paperlib bench philosophers-scripted`, not asserted here
+    # a scripted run must not pay for importing torch or transformers
     code = (
         "import sys; from paperlib.cli import main;"
         f"main(['philosophers', 'run', '--policy', 'random', '--episodes', '1', '--out', r'{tmp_path / 'e.parquet'}']);"

@@ -1,12 +1,15 @@
 """HFBackend on the embedded models: every fast path against a plain or independent reference."""
 
+import contextlib
 import copy
 
 import numpy as np
 import pytest
 import torch
 
-from paperlib.backends.hf import HFBackend
+from transformers import AttentionInterface
+
+from paperlib.backends.hf import SHARED_PREFIX_ATTENTION, HFBackend, shared_prefix_attention
 
 pytestmark = pytest.mark.slow
 
@@ -55,28 +58,57 @@ def test_batched_greedy_equals_per_prompt(smol):
         assert completion.finish_reason in ("stop", "length")
 
 
+@contextlib.contextmanager
+def counting_shared_prefix_calls():
+    """Counts the calls of the shared-prefix attention while the block runs."""
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return shared_prefix_attention(*args, **kwargs)
+
+    AttentionInterface.register(SHARED_PREFIX_ATTENTION, counted)
+    try:
+        yield calls
+    finally:
+        AttentionInterface.register(SHARED_PREFIX_ATTENTION, shared_prefix_attention)
+
+
+def run_modes(backend, call):
+    """``call()`` plain, with the shared prefix copied into rows, and attended to once."""
+    out = {}
+    for mode, reuse, share in [("plain", False, False), ("copied", True, False), ("shared", True, True)]:
+        backend.reuse_prefix, backend.share_prefix = reuse, share
+        before = backend.stats["computed_tokens"]
+        try:
+            with counting_shared_prefix_calls() as calls:
+                out[mode] = call()
+        finally:
+            backend.reuse_prefix = backend.share_prefix = True
+        out[mode + "_computed"] = backend.stats["computed_tokens"] - before
+        out[mode + "_shared_calls"] = len(calls)
+    return out
+
+
 def test_prefix_reuse_equals_plain(smol):
     prompts = chat_prompts(smol, 6)
-    smol.reuse_prefix = False
-    try:
-        before = dict(smol.stats)
-        plain = smol.generate(prompts, max_new_tokens=12)
-        plain_computed = smol.stats["computed_tokens"] - before["computed_tokens"]
-    finally:
-        smol.reuse_prefix = True
-    before = dict(smol.stats)
-    reused = smol.generate(prompts, max_new_tokens=12)
-    reused_computed = smol.stats["computed_tokens"] - before["computed_tokens"]
-    assert [c.token_ids for c in reused] == [c.token_ids for c in plain]
-    assert [c.text for c in reused] == [c.text for c in plain]
-    assert reused_computed < plain_computed / 2
-    assert plain[0].token_ids == hf_greedy(smol, prompts[0], 12)[:len(plain[0].token_ids)]
+    out = run_modes(smol, lambda: smol.generate(prompts, max_new_tokens=12))
+    assert [c.token_ids for c in out["shared"]] == [c.token_ids for c in out["copied"]] == [c.token_ids for c in out["plain"]]
+    assert [c.text for c in out["shared"]] == [c.text for c in out["plain"]]
+    assert out["shared_computed"] <= out["copied_computed"] < out["plain_computed"] / 2
+    assert out["plain_shared_calls"] == out["copied_shared_calls"] == 0 < out["shared_shared_calls"]
+    assert out["plain"][0].token_ids == hf_greedy(smol, prompts[0], 12)[:len(out["plain"][0].token_ids)]
+    sampled = run_modes(smol, lambda: smol.generate(prompts, max_new_tokens=12, temperature=1.0, seed=3, logprobs=True))
+    assert [c.token_ids for c in sampled["shared"]] == [c.token_ids for c in sampled["plain"]]
+    for a, b in zip(sampled["shared"], sampled["plain"]):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
 
 
-def test_streams_equal_plain_and_compute_less(smol):
+@pytest.mark.parametrize("head", ["", RULES])  # without and with a shared prefix worth attending to once
+def test_streams_equal_plain_and_compute_less(smol, head):
     history = [f"Step {t}: pressed {'blue' if t % 2 else 'green'}, reward {t % 3}." for t in range(6)]
     keys = ["a", "b", "c"]
-    prompt = lambda k, t: f"Buttons: blue, green, red. Instance {k}.\n" + "\n".join(history[:t]) + "\nACTION="
+    prompt = lambda k, t: head + f"Buttons: blue, green, red. Instance {k}.\n" + "\n".join(history[:t]) + "\nACTION="
     smol.forget()
     streamed_computed = plain_computed = 0
     for t in range(1, 5):
@@ -85,9 +117,14 @@ def test_streams_equal_plain_and_compute_less(smol):
         streamed = smol.generate(prompts, max_new_tokens=8, streams=keys)
         streamed_computed += smol.stats["computed_tokens"] - before
         before = smol.stats["computed_tokens"]
-        plain = smol.generate(prompts, max_new_tokens=8)
+        smol.reuse_prefix = False
+        try:
+            plain = smol.generate(prompts, max_new_tokens=8)
+        finally:
+            smol.reuse_prefix = True
         plain_computed += smol.stats["computed_tokens"] - before
         assert [c.token_ids for c in streamed] == [c.token_ids for c in plain]
+        assert [len(smol._streams[k][1][0][0][0]) for k in keys] == [len(smol.encode(p)) for p in prompts]
     assert streamed_computed < plain_computed * 0.7
     smol.forget(["a"])
     assert set(smol._streams) == {"b", "c"}
@@ -124,6 +161,9 @@ def test_score_equals_naive_forward(smol):
     candidates = ["eat", "think", "pick_up_left", " put_down_right", "blue"]
     scores = smol.score(prompts, candidates)
     assert scores.shape == (6, 5)
+    with counting_shared_prefix_calls() as calls:
+        assert np.allclose(smol.score(prompts[:5], candidates), scores[:5], atol=1e-4)  # the five share a prefix
+    assert calls
     for i, prompt in enumerate(prompts):
         prompt_ids = smol.encode(prompt)
         for j, candidate in enumerate(candidates):
@@ -165,7 +205,15 @@ def test_gemma_long_shared_prefix_matches_reference():
                for o in observations(3)]
     assert prompts[0].startswith("<bos><start_of_turn>user\n") and prompts[0].endswith("<start_of_turn>model\n")
     assert len(gemma.encode(prompts[0])) > 600
-    out = gemma.generate(prompts, max_new_tokens=6)
+    with counting_shared_prefix_calls() as calls:
+        out = gemma.generate(prompts, max_new_tokens=6)
+    assert not calls  # beyond the window the prefix is copied into the rows
     for prompt, completion in zip(prompts, out):
         assert completion.token_ids == hf_greedy(gemma, prompt, 6)[:len(completion.token_ids)]
     assert np.isfinite(gemma.score(prompts, ["think", "eat"])).all()
+    # within the window: attended to once (4 query heads on 1 kv head, head_dim 256)
+    short = chat_prompts(gemma, 4)
+    out = run_modes(gemma, lambda: gemma.generate(short, max_new_tokens=6))
+    assert out["shared_shared_calls"] > 0
+    assert [c.token_ids for c in out["shared"]] == [c.token_ids for c in out["plain"]]
+    assert out["shared"][0].token_ids == hf_greedy(gemma, short[0], 6)[:len(out["shared"][0].token_ids)]

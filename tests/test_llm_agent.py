@@ -111,9 +111,12 @@ def test_make_llm_policy_reuses_a_built_backend_and_refuses_bad_options(smol):
 def test_bench_drives_the_real_agent(smol):
     from paperlib.bench_hf import bench_batch, report
 
-    result = bench_batch(backend=smol, episodes=2, rounds=1, naive=2, max_new_tokens=2)
-    assert result["same_completions"]
-    assert result["results"]["prefix_reuse"]["decisions"] == 10 and result["results"]["naive"]["decisions"] == 2
-    r = result["results"]["prefix_reuse"]
-    assert r["computed_tokens"] < result["results"]["batched"]["computed_tokens"] < r["prompt_tokens"] + 1
-    assert "decisions/s" in report(batch=result)
+    for decision in ("free", "constrained"):
+        result = bench_batch(backend=smol, episodes=2, rounds=1, naive=2, max_new_tokens=2, decision=decision,
+                             temperature=0.0)
+        assert result["results"]["shared_attention"]["same_as_batched"] == 10  # greedy: every mode agrees
+        assert result["results"]["shared_attention"]["decisions"] == 10 and result["results"]["naive"]["decisions"] == 2
+        r = result["results"]["prefix_reuse"]
+        assert r["computed_tokens"] < result["results"]["batched"]["computed_tokens"] < r["prompt_tokens"] + 1
+        assert result["results"]["shared_attention"]["computed_tokens"] <= r["computed_tokens"]
+        assert f"{decision} mode" in report(batch=result)
