@@ -60,9 +60,9 @@ def bench_batch(model: str = "smollm2-135m", n: int = 5, episodes: int = 30, rou
         wall = time.perf_counter() - started
         delta = {k: backend.stats[k] - before[k] for k in before}
         parse_started = time.perf_counter()
-        for text in steps["raw_completion"]:
+        for text in steps["raw_completion"] if decision == "free" else ():  # constrained decisions parse nothing
             parse_action(text)
-        parse_s = time.perf_counter() - parse_started if decision == "free" else 0.0
+        parse_s = time.perf_counter() - parse_started
         results[mode] = {"decisions": len(steps), "seconds": wall, "decisions_per_s": len(steps) / wall,
                          "prefill_s": delta["prefill_s"], "decode_s": delta["decode_s"], "parse_s": parse_s,
                          "agent_other_s": timed.seconds - delta["prefill_s"] - delta["decode_s"] - parse_s,

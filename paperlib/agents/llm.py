@@ -48,13 +48,13 @@ import numpy as np
 from paperlib.agents.parsing import parse_action
 from paperlib.agents.prompts import CALL_PREFIX, CALL_SUFFIX, DEFAULT_PROMPT, STOP, TOOL_SCHEMAS, get_prompt, prompt_hash
 from paperlib.backends import make_backend
+from paperlib.backends.base import PROBE_TOOL, choose_scored
 from paperlib.philosophers.env import TOOLS
 from paperlib.philosophers.episode import Decision, Turn
 
 DECISION_MODES = ("free", "constrained")
 _CANNOT_SCORE = ("constrained decisions score text, which the {} backend cannot; "
                  "use --backend hf or vllm, or --decision free")
-_PROBE_TOOL = {"type": "function", "function": {"name": "paperlib_probe_tool", "description": "", "parameters": {}}}
 
 
 def renders_tools(backend) -> bool:
@@ -65,7 +65,7 @@ def renders_tools(backend) -> bool:
     if not hasattr(backend, "render"):
         return True
     probe = [{"role": "user", "content": "u"}]
-    return "paperlib_probe_tool" in backend.render(probe, tools=[_PROBE_TOOL])
+    return "paperlib_probe_tool" in backend.render(probe, tools=[PROBE_TOOL])
 
 
 class LLMPolicy:
@@ -131,11 +131,7 @@ class LLMPolicy:
         decisions = []
         for turn, prompt, digest in zip(turns, prompts, hashes):
             s = scores[row[prompt]]
-            if self.temperature == 0:
-                k = int(np.argmax(s))
-            else:
-                p = np.exp((s - s.max()) / self.temperature)
-                k = int(self._generators[turn.seed].choice(len(TOOLS), p=p / p.sum()))
+            k = choose_scored(s, self.temperature, self._generators[turn.seed])
             decisions.append(self._decision(TOOLS[k], self._calls[k], digest, finish_reason="constrained",
                                             completion_token_ids=list(self._call_ids[k]),
                                             tool_logprobs=s.tolist()))

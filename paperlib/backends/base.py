@@ -16,6 +16,8 @@ import numpy as np
 
 Message = dict  # {"role": "system"|"user"|"assistant", "content": str}
 Conversation = list[Message]
+# a tool whose name shows in a rendered prompt only if the chat template renders tools
+PROBE_TOOL = {"type": "function", "function": {"name": "paperlib_probe_tool", "description": "", "parameters": {}}}
 
 
 @dataclass
@@ -64,3 +66,12 @@ class LocalBackend(Backend, Protocol):
     def score(self, prompts: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
         """Log-probability of each candidate continuing each prompt: shape (prompts, candidates)."""
         ...
+
+
+def choose_scored(scores: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """The constrained agents' pick among scored candidates (one row of ``score``): the
+    argmax at temperature 0, else a draw from softmax(scores / temperature) with ``rng``."""
+    if temperature == 0:
+        return int(np.argmax(scores))
+    p = np.exp((scores - scores.max()) / temperature)
+    return int(rng.choice(len(scores), p=p / p.sum()))

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Hashable, Sequence
 
 import numpy as np
@@ -48,7 +49,7 @@ import torch
 from transformers import AttentionInterface, DynamicCache
 from transformers.cache_utils import Cache, DynamicLayer
 
-from paperlib.backends.base import Completion, Conversation
+from paperlib.backends.base import PROBE_TOOL, Completion, Conversation
 from paperlib.models import load_local
 
 # Below this many shared tokens the extra batch-1 forward is not worth it.
@@ -58,7 +59,6 @@ TOOLS_IN_SYSTEM = (
     "You can call these tools:\n<tools>\n{tools}\n</tools>\n"
     'To call one, reply with <tool_call>{{"name": <tool name>, "arguments": <arguments as JSON>}}</tool_call>'
 )
-_PROBE_TOOL = {"type": "function", "function": {"name": "paperlib_probe_tool", "description": "", "parameters": {}}}
 
 KV = list[tuple[torch.Tensor, torch.Tensor]]  # per layer (heads, tokens, head_dim) keys and values
 SHARED_PREFIX_ATTENTION = "paperlib_shared_prefix"
@@ -181,7 +181,6 @@ class HFBackend:
         self.model, self.lm, self.tokenizer = model, lm, tokenizer
         self.max_batch, self.reuse_prefix, self.share_prefix = max_batch, reuse_prefix, share_prefix
         config = lm.config.get_text_config()
-        self.layers = config.num_hidden_layers
         self.window = config.sliding_window if "sliding_attention" in (getattr(config, "layer_types", None) or ()) else None
         eos = lm.generation_config.eos_token_id
         self.eos = set(eos if isinstance(eos, list) else [eos]) | {tokenizer.eos_token_id}
@@ -194,7 +193,7 @@ class HFBackend:
             self.supports_system = "paperlib_probe_system" in self._template(probe, None)
         except Exception:  # a template that refuses the system role (Gemma 2)
             self.supports_system = False
-        self.supports_tools = "paperlib_probe_tool" in self._template(probe[1:], [_PROBE_TOOL])
+        self.supports_tools = "paperlib_probe_tool" in self._template(probe[1:], [PROBE_TOOL])
         self._streams: dict[Hashable, tuple[list[int], KV]] = {}
         # since creation: prompt tokens seen and actually prefilled; seconds in prefill (scoring's
         # candidate tokens included) and in decoding
@@ -317,7 +316,7 @@ class HFBackend:
             ids[i, feed - len(tail):] = torch.tensor(tail)
             mask[i, slots - len(r):] = 1
         positions = offset + (mask.cumsum(-1) - 1).clamp(min=0)[:, cached:]
-        cache = Cache(layers=[RoomyLayer(extra_tokens) for _ in range(self.layers)]) if prefix else DynamicCache()
+        cache = Cache(layer_class_to_replicate=partial(RoomyLayer, extra_tokens)) if prefix else DynamicCache()
         if cached:
             layers = []
             for j, (k0, v0) in enumerate(next(k[0] for k in known if k)):

@@ -44,6 +44,7 @@ from typing import Sequence
 import numpy as np
 
 from paperlib.backends import BACKENDS, make_backend
+from paperlib.backends.base import choose_scored
 from paperlib.bandits.baselines import LLM_AGENT, Decisions
 from paperlib.bandits.env import AGENT_STREAM, BanditSpec, History, generator
 from paperlib.bandits.parsing import parse_action
@@ -159,12 +160,7 @@ class LLMAgent:
             else:
                 answers = [with_answer_prefix(text) for text in texts]
                 scores = score_arms(self.backend, [p + a for p, a in zip(prompts, answers)], spec, self._keys)
-                if self.temperature > 0:
-                    logits = scores / self.temperature
-                    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-                    actions = np.array([rng.choice(spec.k, p=p / p.sum()) for p in probs])
-                else:
-                    actions = scores.argmax(axis=1)
+                actions = np.array([choose_scored(s, self.temperature, rng) for s in scores])
                 extra |= {"arm_scores": list(scores), "forced": [a != text for a, text in zip(answers, texts)]}
                 texts = [a + spec.names[arm] for a, arm in zip(answers, actions)]
         except BaseException:
