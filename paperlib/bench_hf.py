@@ -54,6 +54,7 @@ def bench_batch(model: str = "smollm2-135m", n: int = 5, episodes: int = 30, rou
     results, completions, turns = {}, {}, []
     for mode in ("batched", "prefix_reuse", "shared_attention"):
         backend.reuse_prefix, backend.share_prefix = mode != "batched", mode == "shared_attention"
+        backend.forget()  # each mode computes the shared prefix itself, once
         timed = _TimedPolicy(agent)
         before, started = dict(backend.stats), time.perf_counter()
         _, steps = run_episodes(timed, n=n, rounds=rounds, seeds=seeds)
@@ -111,7 +112,7 @@ def bench_streams(model: str = "gemma3-270m", instances: int = 64, arms: int = 1
     """The LLM bandit agent (``paperlib.bandits.llm``) on ``instances`` bandits whose first
     ``start`` steps a random policy played, for ``steps`` more steps, in three modes:
     ``recompute`` (every prompt prefilled whole), ``shared_prefix`` (the instructions
-    common to all instances computed once per call) and ``per_instance_kv`` (each
+    common to all instances computed once and kept across calls) and ``per_instance_kv`` (each
     instance keeps its prompt KV between steps). The first timed step is cold in every
     mode (no KV kept yet); the others are what a step costs in the middle of an episode.
     Greedy decisions, so the three modes must choose the same arms."""
@@ -131,6 +132,7 @@ def bench_streams(model: str = "gemma3-270m", instances: int = 64, arms: int = 1
         for _ in range(start):
             env.step(warmup.act(env.history))
         backend.reuse_prefix = mode != "recompute"
+        backend.forget()  # every mode starts cold
         agent = LLMAgent(backend, style="cot" if cot else "no_cot", decision=decision, max_new_tokens=max_new_tokens,
                          reuse_kv=mode == "per_instance_kv")
         agent.reset(spec, seeds)

@@ -37,6 +37,14 @@ positive_int = int_at_least(1, "must be a positive integer, got {text}")
 nonnegative_int = int_at_least(0, "must be zero or more, got {text}")
 
 
+def nonnegative_float(text: str) -> float:
+    """An argparse type: a number of zero or more (a sampling temperature)."""
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from paperlib import bench, pipeline
     from paperlib.bandits import cli as bandits_cli

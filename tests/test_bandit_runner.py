@@ -127,7 +127,7 @@ BAD_ARGUMENTS = [
     (["--agent", "ucb", "--model", "gemma"], "model is for the LLM agent"),
     (["--agent", "llm"], "--agent llm needs --model"),
     (["--agent", "ucb", "--decision", "constrained"], "decision is for the LLM agent"),
-    (["--agent", "llm", "--model", "gemma3-270m", "--temperature", "-1"], "temperature must be 0 or more"),
+    (["--agent", "llm", "--model", "gemma3-270m", "--temperature", "-1"], "--temperature: must be zero or more"),
     (["--agent", "llm", "--model", "gemma3-270m", "--no-cot", "--knowing-doing"], "cannot run without CoT"),
     (["--agent", "llm", "--model", "gemma3-270m", "--backend", "openai", "--decision", "constrained"],
      "need a local backend (hf or vllm)"),

@@ -9,7 +9,7 @@ import torch
 
 from transformers import AttentionInterface
 
-from paperlib.backends.hf import SHARED_PREFIX_ATTENTION, HFBackend, shared_prefix_attention
+from paperlib.backends.hf import SHARED_PREFIX_ATTENTION, HFBackend, shared_prefix_attention, token_tree
 
 pytestmark = pytest.mark.slow
 
@@ -164,17 +164,54 @@ def test_score_equals_naive_forward(smol):
     with counting_shared_prefix_calls() as calls:
         assert np.allclose(smol.score(prompts[:5], candidates), scores[:5], atol=1e-4)  # the five share a prefix
     assert calls
-    for i, prompt in enumerate(prompts):
-        prompt_ids = smol.encode(prompt)
-        for j, candidate in enumerate(candidates):
-            cand = smol.candidate_ids(prompt_ids, prompt, candidate)
-            ids = torch.tensor([prompt_ids + cand])
-            with torch.inference_mode():
-                logp = torch.log_softmax(smol.lm(input_ids=ids).logits[0].float(), -1)
-            naive = sum(logp[len(prompt_ids) - 1 + t, tok].item() for t, tok in enumerate(cand))
-            assert scores[i, j] == pytest.approx(naive, abs=1e-3)
+    assert np.allclose(scores, naive_scores(smol, prompts, candidates), atol=1e-3)
     with pytest.raises(ValueError):
         smol.score(prompts, ["eat", ""])
+
+
+def test_shared_prefix_kv_kept_across_calls_until_the_weights_change(smol):
+    prompts, candidates = chat_prompts(smol, 4), ["eat", "pick_up_left"]
+    shared = smol._shared_length([smol.encode(p) for p in prompts])
+
+    def computed_tokens(call):
+        before = smol.stats["computed_tokens"]
+        return call(), smol.stats["computed_tokens"] - before
+
+    smol.score(prompts, candidates)
+    kept, with_kept_prefix = computed_tokens(lambda: smol.score(prompts, candidates))
+    weight = smol.lm.model.layers[0].self_attn.k_proj.weight  # changes the prefix's keys
+    saved = weight.detach().clone()
+    try:
+        with torch.no_grad():
+            weight.mul_(0.5)  # in place, as an optimiser step
+        changed, after_change = computed_tokens(lambda: smol.score(prompts, candidates))
+        assert after_change == with_kept_prefix + shared > shared > 0
+        assert np.allclose(changed, naive_scores(smol, prompts, candidates), atol=1e-3)
+        assert not np.allclose(changed, kept, atol=1e-2)
+    finally:
+        with torch.no_grad():
+            weight.copy_(saved)
+    assert np.allclose(smol.score(prompts, candidates), kept, atol=1e-5)
+
+
+def naive_scores(backend, prompts, candidates):
+    """Each candidate's summed log-probability from one whole-sequence forward pass per pair."""
+    out = np.zeros((len(prompts), len(candidates)))
+    for i, prompt in enumerate(prompts):
+        prompt_ids = backend.encode(prompt)
+        for j, candidate in enumerate(candidates):
+            cand = backend.candidate_ids(prompt_ids, prompt, candidate)
+            with torch.inference_mode():
+                logp = torch.log_softmax(backend.lm(input_ids=torch.tensor([prompt_ids + cand])).logits[0].float(), -1)
+            out[i, j] = sum(logp[len(prompt_ids) - 1 + t, tok].item() for t, tok in enumerate(cand))
+    return out
+
+
+def test_token_tree_feeds_shared_prefixes_once():
+    tokens, parents, reads = token_tree([[1, 2, 3], [1, 2, 4], [5], [1, 6]])
+    # fed: [1], [1, 2], [1]'s other child is read, not fed; [5] is one token: nothing fed
+    assert tokens == [1, 2] and parents == [-1, 0]
+    assert reads == [(0, 2, 0), (1, 3, 0), (0, 2, 1), (1, 4, 1), (0, 6, 3)]
 
 
 def test_candidate_tokens_from_joint_tokenisation(smol):
@@ -210,7 +247,9 @@ def test_gemma_long_shared_prefix_matches_reference():
     assert not calls  # beyond the window the prefix is copied into the rows
     for prompt, completion in zip(prompts, out):
         assert completion.token_ids == hf_greedy(gemma, prompt, 6)[:len(completion.token_ids)]
-    assert np.isfinite(gemma.score(prompts, ["think", "eat"])).all()
+    # candidates sharing a prefix, fed as a token tree beyond the window (a mask per layer type)
+    candidates = ["pick_up_left", "pick_up_right", "eat", "put_down_left"]
+    assert np.allclose(gemma.score(prompts, candidates), naive_scores(gemma, prompts, candidates), atol=1e-3)
     # within the window: attended to once (4 query heads on 1 kv head, head_dim 256)
     short = chat_prompts(gemma, 4)
     out = run_modes(gemma, lambda: gemma.generate(short, max_new_tokens=6))

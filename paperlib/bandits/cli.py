@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from paperlib.cli import UsageError, int_at_least, nonnegative_int, positive_int
+from paperlib.cli import UsageError, int_at_least, nonnegative_float, nonnegative_int, positive_int
 
 
 arms = int_at_least(2, "a bandit needs at least 2 arms, got {text}")
@@ -34,7 +34,7 @@ def add_commands(groups) -> None:
                      help="free: the paper's rule (no valid ACTION= plays a random arm); constrained [ours]: "
                           "ACTION= forced after the model's text, the arm chosen by its scores (default free)")
     llm.add_argument("--knowing-doing", action="store_true", default=None, help="the UCB (knowing-doing) prompt")
-    llm.add_argument("--temperature", type=float, help="default 0 (greedy, as the paper's evaluation)")
+    llm.add_argument("--temperature", type=nonnegative_float, help="default 0 (greedy, as the paper's evaluation)")
     llm.add_argument("--max-new-tokens", type=positive_int, help="default: the paper's budget for the prompt")
     run.add_argument("--family", choices=FAMILIES, default="gaussian")
     run.add_argument("--epsilon", type=float, default=EPSILON, help="for --agent epsilon_greedy")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
-
-from paperlib.cli import UsageError, int_at_least, nonnegative_int, positive_int
+from paperlib.cli import UsageError, int_at_least, nonnegative_float, nonnegative_int, positive_int
 from paperlib.philosophers.env import MODES
 
 table_size = int_at_least(2, "a table needs at least 2 philosophers, got {text}")
@@ -42,17 +40,10 @@ def add_commands(groups) -> None:
     agent.add_argument("--backend", choices=BACKENDS)
     agent.add_argument("--prompt", choices=sorted(PROMPTS), help="prompt version")
     agent.add_argument("--decision", choices=DECISION_MODES, help="free (the paper's protocol) or constrained [ours]")
-    agent.add_argument("--temperature", type=_temperature)
+    agent.add_argument("--temperature", type=nonnegative_float)
     agent.add_argument("--max-new-tokens", type=positive_int)
     ev.add_argument("--batch-episodes", type=positive_int, help="episodes played (and saved) together; default all")
     ev.set_defaults(func=eval_command)
-
-
-def _temperature(text: str) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be zero or more, got {text}")
-    return value
 
 
 def run_command(args) -> int:
