@@ -1,5 +1,9 @@
 """The hf backend's parts that need no model: the sampler, the shared-prefix attention and
-the cache layer with room to grow, each against a plain reference."""
+the cache layer with room to grow, each against a plain reference; the memory settings."""
+
+import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -79,3 +83,34 @@ def test_roomy_layer_grows_in_place_and_selects_rows():
     assert torch.equal(layer.keys, torch.cat(chunks, 2)[[3, 1]]) and layer.get_seq_length() == 8
     keys, _ = layer.update(torch.ones(2, 2, 1, 3), torch.ones(2, 2, 1, 3))
     assert torch.equal(keys[:, :, :8], torch.cat(chunks, 2)[[3, 1]]) and keys.shape[2] == 9
+
+
+KEEP_FREED = """
+import ctypes
+from paperlib.backends.hf import keep_freed_memory
+
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype, libc.malloc.restype, libc.malloc.argtypes = Info, ctypes.c_void_p, [ctypes.c_size_t]
+keep_freed_memory()
+before = libc.mallinfo2()
+block = libc.malloc(5 << 29)  # 2.5 GiB, never touched, so it costs no memory
+during = libc.mallinfo2()
+libc.free(ctypes.c_void_p(block))
+print(during.hblkhd - before.hblkhd, during.arena - before.arena, libc.mallinfo2().arena - before.arena)
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or tuple(map(int, platform.libc_ver()[1].split("."))) < (2, 33),
+                    reason="glibc's malloc settings, read by mallinfo2 (glibc 2.33)")
+def test_freed_memory_stays_with_the_process():
+    """A block past any size threshold comes from the heap, not a mapping of its own, and
+    freeing it leaves the heap as large as it was: more than 2 GiB at the top stays too
+    (a round's batch KV at N = 15 is about 2 GB)."""
+    out = subprocess.run([sys.executable, "-c", KEEP_FREED], capture_output=True, text=True, check=True).stdout
+    mapped, grown, kept = map(int, out.split())
+    assert mapped == 0 and grown > 2 << 30
+    assert kept == grown

@@ -169,12 +169,16 @@ def keep_freed_memory() -> None:
     on ``free``, so the kernel faults in and zeroes every page again. Measured here on 2
     cores: a quarter of the CPU time went to the kernel, and 30 episodes at N = 15 (two
     rounds) ran 22% faster for SmolLM2 and 10% for Gemma 3 with freed memory kept (mmap
-    off, no trimming). Process-wide: memory goes back to the OS only when the process
-    exits. A no-op where the C library is not glibc."""
+    off). Trimming is off, not just raised: a round's batch KV at N = 15 is about 2 GB for
+    SmolLM2, freed when the round ends; under a 2 GiB threshold glibc handed it back and the
+    next round faulted it in again (the same round at N = 15, run twice: 22 s with 0.55M
+    page faults the second time, 19 s with none once trimming was off).
+    Process-wide: memory goes back to the OS only when the process exits. A no-op where the
+    C library is not glibc."""
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return
     mallopt = ctypes.CDLL(None).mallopt
-    mallopt(-1, 2 ** 31 - 1)  # M_TRIM_THRESHOLD: keep up to 2 GiB of free heap top
+    mallopt(-1, -1)  # M_TRIM_THRESHOLD: -1 never trims the heap top
     mallopt(-4, 0)  # M_MMAP_MAX: no mmap per allocation (glibc still maps when the heap cannot grow)
 
 
