@@ -18,7 +18,7 @@ def add_commands(groups) -> None:
 
 # -- paper A: philosopher decisions per second ---------------------------------------
 def _add_philosophers(commands) -> None:
-    from paperlib.cli import int_at_least, nonnegative_int, positive_int
+    from paperlib.argtypes import int_at_least, nonnegative_int, positive_int
     from paperlib.philosophers.cli import table_size
 
     command = commands.add_parser("philosophers", help="philosopher decisions/s: batched agent vs one generate per philosopher")
@@ -49,7 +49,7 @@ def _add_bandit(commands) -> None:
     import argparse
 
     from paperlib.bandits.cli import arms
-    from paperlib.cli import int_at_least, nonnegative_int, positive_int
+    from paperlib.argtypes import int_at_least, nonnegative_int, positive_int
 
     command = commands.add_parser("bandit", help="bandit steps/s and prompt tokens computed: per-instance KV vs recomputing")
     command.add_argument("--model", default="gemma3-270m", help="a local model (hf backend)")

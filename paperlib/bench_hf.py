@@ -26,7 +26,7 @@ from paperlib.backends.hf import HFBackend
 def bench_batch(model: str = "smollm2-135m", n: int = 5, episodes: int = 30, rounds: int = 2, naive: int = 10,
                 max_new_tokens: int = 32, temperature: float = 1.0, seed: int = 0, decision: str = "free",
                 backend: HFBackend | None = None) -> dict:
-    """Philosopher decisions/s of the real LLM agent (``paperlib.agents.llm``, default prompt,
+    """Philosopher decisions/s of the real LLM agent (``paperlib.philosophers.llm``, default prompt,
     ``decision`` mode) at N=``n`` with ``episodes`` concurrent episodes for ``rounds`` rounds,
     batched three ways (``batched``: plain; ``prefix_reuse``: the shared prefix computed
     once, copied into every row; ``shared_attention``: kept once, attended to by every
@@ -43,8 +43,8 @@ def bench_batch(model: str = "smollm2-135m", n: int = 5, episodes: int = 30, rou
     draw falls within float rounding of a bin edge (the paths sum in different orders),
     and the rest of that completion with it.
     """
-    from paperlib.agents.llm import LLMPolicy
-    from paperlib.agents.parsing import parse_action
+    from paperlib.philosophers.llm import LLMPolicy
+    from paperlib.philosophers.parsing import parse_action
     from paperlib.philosophers.episode import episode_seeds, run_episodes
 
     backend = backend or HFBackend(model)

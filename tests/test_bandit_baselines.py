@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from paperlib.bandits.baselines import AGENTS, BASELINES, make_agent
+from paperlib.bandits.agents import AGENTS, make_agent
+from paperlib.bandits.baselines import BASELINES
 from paperlib.bandits.env import BanditSpec, History
 from paperlib.bandits.runner import run_bandit
 

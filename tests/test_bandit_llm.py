@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from paperlib.bandits.baselines import make_agent
+from paperlib.bandits.agents import make_agent
 from paperlib.bandits.env import BanditSpec
 from paperlib.bandits.llm import LLMAgent, frequency_bias_scores, make_llm_agent, with_answer_prefix
 from paperlib.bandits.metrics import frequency_bias, frequency_bias_cases, strategy_shares

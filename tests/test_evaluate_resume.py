@@ -4,7 +4,7 @@ the result equals an uninterrupted run's."""
 import pandas as pd
 import pytest
 
-from paperlib.agents.scripted import make_scripted
+from paperlib.philosophers.scripted import make_scripted
 from paperlib.data import RolloutStore
 from paperlib.philosophers.evaluate import KEY, evaluate
 

@@ -4,9 +4,9 @@ trainer reuses, reproducible sampling, and the batched paths against one-at-a-ti
 import numpy as np
 import pytest
 
-from paperlib.agents import parse_action
-from paperlib.agents.llm import LLMPolicy, make_llm_policy
-from paperlib.agents.prompts import CALL_PREFIX, CALL_SUFFIX
+from paperlib.philosophers.parsing import parse_action
+from paperlib.philosophers.llm import LLMPolicy, make_llm_policy
+from paperlib.philosophers.prompts import CALL_PREFIX, CALL_SUFFIX
 from paperlib.backends.hf import HFBackend
 from paperlib.philosophers.env import TOOLS, initial_table, observe
 from paperlib.philosophers.episode import run_episodes

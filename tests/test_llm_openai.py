@@ -8,8 +8,8 @@ import json
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
-from paperlib.agents.llm import make_llm_policy
-from paperlib.agents.prompts import TOOL_SCHEMAS
+from paperlib.philosophers.llm import make_llm_policy
+from paperlib.philosophers.prompts import TOOL_SCHEMAS
 from paperlib.data import RolloutStore
 from paperlib.philosophers.env import TOOLS
 from paperlib.philosophers.episode import run_episodes

@@ -2,8 +2,8 @@
 
 import pytest
 
-from paperlib import reward
-from paperlib.agents.scripted import make_scripted
+from paperlib.philosophers import reward
+from paperlib.philosophers.scripted import make_scripted
 from paperlib.philosophers.bound import max_meals
 from paperlib.philosophers.episode import run_episodes
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paperlib.agents.scripted import SCRIPTED, make_scripted
+from paperlib.philosophers.scripted import SCRIPTED, make_scripted
 from paperlib.philosophers.env import TOOLS
 from paperlib.philosophers.episode import episode_seeds, run_episodes
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paperlib.agents.parsing import NO_ACTION, TOOL_NAMES, parse_action
+from paperlib.philosophers.parsing import NO_ACTION, TOOL_NAMES, parse_action
 
 CORPUS_PATH = Path(__file__).parent / "data" / "tool_call_corpus.jsonl"
 CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from paperlib.cli import UsageError, int_at_least, nonnegative_float, nonnegative_int, positive_int
+from paperlib.argtypes import UsageError, int_at_least, nonnegative_float, nonnegative_int, positive_int
 
 
 arms = int_at_least(2, "a bandit needs at least 2 arms, got {text}")
 
 
 def add_commands(groups) -> None:
-    from paperlib.bandits.baselines import AGENTS, EPSILON
+    from paperlib.bandits.agents import AGENTS
+    from paperlib.bandits.baselines import EPSILON
     from paperlib.bandits.env import FAMILIES, HORIZON, NOISE_SIGMA, VARIANTS
     from paperlib.backends import BACKENDS
     from paperlib.bandits.llm import DECISIONS
@@ -44,7 +45,7 @@ def add_commands(groups) -> None:
 
 
 def run_command(args) -> int:
-    from paperlib.bandits.baselines import make_agent
+    from paperlib.bandits.agents import make_agent
     from paperlib.bandits.env import BanditSpec
     from paperlib.bandits.runner import run_bandit
     from paperlib.data import check_writable, write_parquet

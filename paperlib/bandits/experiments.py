@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from paperlib.bandits.baselines import BASELINES, make_agent
+from paperlib.bandits.agents import make_agent
+from paperlib.bandits.baselines import BASELINES
 from paperlib.bandits.env import BanditSpec
 from paperlib.bandits.prompts import MAX_NEW_TOKENS
 from paperlib.bandits.runner import run_bandit

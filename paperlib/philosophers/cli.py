@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from paperlib.cli import UsageError, int_at_least, nonnegative_float, nonnegative_int, positive_int
+from paperlib.argtypes import UsageError, int_at_least, nonnegative_float, nonnegative_int, positive_int
 from paperlib.philosophers.env import MODES
 
 table_size = int_at_least(2, "a table needs at least 2 philosophers, got {text}")
 
 
 def add_commands(groups) -> None:
-    from paperlib.agents.scripted import SCRIPTED
+    from paperlib.philosophers.scripted import SCRIPTED
 
     group = groups.add_parser("philosophers", help="the dining-philosophers benchmark (paper A)")
     commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
@@ -24,9 +24,9 @@ def add_commands(groups) -> None:
     run.add_argument("--steps-out", help="step rows (parquet)")
     run.set_defaults(func=run_command)
 
-    from paperlib.agents.llm import DECISION_MODES
+    from paperlib.philosophers.llm import DECISION_MODES
     from paperlib.backends import BACKENDS
-    from paperlib.agents.prompts import PROMPTS
+    from paperlib.philosophers.prompts import PROMPTS
 
     ev = commands.add_parser("eval", help="evaluate a model (or policy:NAME) over a grid of N, resumable")
     ev.add_argument("--model", required=True, help="a registered model, a hub id, or policy:NAME for a scripted policy")
@@ -36,7 +36,7 @@ def add_commands(groups) -> None:
     ev.add_argument("--seed", type=nonnegative_int, default=0, help="episode e gets seed S + e at every N")
     ev.add_argument("--mode", choices=MODES, default="simultaneous")
     ev.add_argument("--out", required=True, help="a directory of episode and step shards; rerun to resume")
-    agent = ev.add_argument_group("LLM agent (not for policy:NAME; defaults in paperlib.agents.llm)")
+    agent = ev.add_argument_group("LLM agent (not for policy:NAME; defaults in paperlib.philosophers.llm)")
     agent.add_argument("--backend", choices=BACKENDS)
     agent.add_argument("--prompt", choices=sorted(PROMPTS), help="prompt version")
     agent.add_argument("--decision", choices=DECISION_MODES, help="free (the paper's protocol) or constrained [ours]")
@@ -47,7 +47,7 @@ def add_commands(groups) -> None:
 
 
 def run_command(args) -> int:
-    from paperlib.agents.scripted import make_scripted
+    from paperlib.philosophers.scripted import make_scripted
     from paperlib.data import check_writable, write_parquet
     from paperlib.philosophers.episode import episode_seeds, run_episodes
 

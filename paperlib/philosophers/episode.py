@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import pandas as pd
 from tqdm.auto import tqdm
 
-from paperlib import reward as rewards
+from paperlib.philosophers import reward as rewards
 from paperlib.philosophers.env import (
     ACTIONS,
     MODES,

@@ -22,12 +22,12 @@ KEY = ["model", "n", "episode"]
 def make_policy(model: str, **options):
     """``policy:NAME`` gives a scripted policy; anything else an LLM agent."""
     if model.startswith("policy:"):
-        from paperlib.agents.scripted import make_scripted
+        from paperlib.philosophers.scripted import make_scripted
 
         if options:
             raise ValueError(f"scripted policies take no agent options, got {', '.join(options)}")
         return make_scripted(model.removeprefix("policy:"))
-    from paperlib.agents.llm import make_llm_policy
+    from paperlib.philosophers.llm import make_llm_policy
 
     return make_llm_policy(model, **options)
 

@@ -31,7 +31,7 @@ def run_gap(settings, seed: int, rollouts_dir, progress: bool = False, log=print
     """Play the profile's grid; returns ``episodes`` (every row, scripted and LLM),
     ``steps`` (LLM step rows of the grid), ``probe_steps`` and ``prompts`` (the chosen
     prompt version per model)."""
-    from paperlib.agents.llm import make_llm_policy
+    from paperlib.philosophers.llm import make_llm_policy
     from paperlib.backends import make_backend
 
     common = dict(rounds=settings.rounds, mode=settings.mode, seed=seed, progress=progress)

@@ -1,7 +1,7 @@
 """The LLM philosopher: one agent over any backend (``hf``, ``openai``, ``vllm``).
 
 A policy for the episode runner (``paperlib.philosophers.episode``): each turn, every
-philosopher of every live episode becomes one conversation (``paperlib.agents.prompts``)
+philosopher of every live episode becomes one conversation (``paperlib.philosophers.prompts``)
 and the whole batch goes to the backend in one call. Two decision modes:
 
 - ``free``, the paper's protocol: one batched ``chat`` call; the model writes, and
@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from paperlib.agents.parsing import parse_action
-from paperlib.agents.prompts import CALL_PREFIX, CALL_SUFFIX, DEFAULT_PROMPT, STOP, TOOL_SCHEMAS, get_prompt, prompt_hash
+from paperlib.philosophers.parsing import parse_action
+from paperlib.philosophers.prompts import CALL_PREFIX, CALL_SUFFIX, DEFAULT_PROMPT, STOP, TOOL_SCHEMAS, get_prompt, prompt_hash
 from paperlib.backends import make_backend
 from paperlib.backends.base import PROBE_TOOL, choose_scored
 from paperlib.philosophers.env import TOOLS
