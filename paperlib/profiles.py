@@ -36,6 +36,7 @@ class Profile:
     gap_episodes: int = 30  # per cell, scripted baselines
     gap_llm_episodes: int = 30  # per cell, LLM agents
     gap_decisions: tuple[str, ...] = ("free", "constrained")  # free is the paper's; constrained is ours
+    gap_free_only: tuple[str, ...] = ()  # models that play the grid in free mode only (the paper's protocol)
     gap_prompts: tuple[str, ...] = ("rules-v1", "options-v1")  # valid-call probe; the best one runs the grid
     gap_probe_episodes: int = 10  # at N = 5 [ours]
     gap_max_new_tokens: int = 1024  # [ours] room for a reasoning model to think before its call
@@ -86,15 +87,18 @@ PROFILES = {
                      kd_decisions=("constrained",)),
     "cpu": Profile(name="cpu",
                    # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
-                   gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf")), gap_probe_episodes=2,
+                   gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
+                   gap_probe_episodes=2,
+                   gap_free_only=("qwen2.5-coder-0.5b",),  # [ours: time] the model that writes calls, in the paper's protocol
                    gap_max_batch=450,  # every philosopher of the 30 episodes at N = 15 in one forward pass
                    gap_max_new_tokens=16,  # the longest call is 15 tokens up to its name's closing quote
                    # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores
                    bandit_models=("gemma3-270m", "smollm2-135m"), bandit_backend="hf", bandit_llm_instances=8,
                    bandit_llm_arms=(10, 20), bandit_figure_decision="constrained", bandit_cot_tokens=8,
-                   bandit_compare_models=("gemma3-270m",), bandit_compare_cot=(False,),
+                   # Qwen2.5-Coder writes a valid ACTION= itself: it plays paper B's free protocol
+                   bandit_compare_models=("gemma3-270m", "qwen2.5-coder-0.5b"), bandit_compare_cot=(False,),
                    bandit_sweep_models=("gemma3-270m",), bandit_sweep_cot=(False,),
-                   freq_models=("gemma3-270m", "smollm2-135m"), freq_lengths=(2, 4, 6, 8, 10),
+                   freq_models=("gemma3-270m", "smollm2-135m", "qwen2.5-coder-0.5b"), freq_lengths=(2, 4, 6, 8, 10),
                    freq_repetitions=tuple(range(0, 101, 10)), freq_histories=2,
                    kd_models=("gemma3-270m",), kd_instances=4, kd_horizon=30, kd_tokens=16,
                    kd_decisions=("constrained",)),

@@ -58,9 +58,9 @@ def test_thompson_on_bernoulli_bandits():
 @pytest.mark.parametrize("k", [5, 10, 20])
 def test_ucb_tries_every_arm_in_its_first_k_steps(k):
     _, _, steps = mean_regret("ucb", BanditSpec(k), instances=8)
-    first = steps[steps["step"] <= k]
-    assert (first.groupby("instance")["action"].apply(list) == [list(range(k))] * 8).all()
-    assert (steps.loc[steps["step"] == k, "coverage"] == 1).all()
+    first = steps[steps["turn"] <= k]
+    assert (first.groupby("episode")["action"].apply(list) == [list(range(k))] * 8).all()
+    assert (steps.loc[steps["turn"] == k, "coverage"] == 1).all()
 
 
 def test_greedy_covers_far_fewer_arms_than_ucb():

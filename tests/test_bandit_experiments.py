@@ -57,7 +57,7 @@ def test_summary_and_claims_on_baselines(tmp_path):
     assert summary.set_index("label").loc["ucb", "coverage"] == 1.0  # UCB tries every arm first
     assert summary["in_figure"].all() and (summary["valid"] == 1.0).all()
     steps = experiments.with_runs(steps, summary)
-    assert experiments.stagnation_step(steps[steps["label"] == "ucb"].groupby("step")["coverage"].mean()) == 9
+    assert experiments.stagnation_step(steps[steps["label"] == "ucb"].groupby("turn")["coverage"].mean()) == 9
     claims = experiments.greediness_claims(summary, steps, settings, experiments.paper_numbers())
     assert claims["ours"].isna().all() and claims["shown"].isna().all()  # no LLM run: nothing to compare, and said so
     assert set(claims["id"]) == {"B01/B02", "B03", "B04", "B05"}

@@ -33,7 +33,7 @@ def test_each_intention_is_what_the_judge_finds_step_by_step(scripted_steps):
     assert (judged["action_class"] == judged["intended_class"]).all()
     assert (judged["rationale_correct"] == (judged["intended_rationale"] == "correct")).all()
     # and the judge itself against ucb_values directly, on the first instance
-    rows = judged[judged["instance"] == 0]
+    rows = judged[judged["episode"] == 0]
     counts, sums = np.zeros(5), np.zeros(5)
     for t, (action, reward, cls) in enumerate(zip(rows["action"], rows["reward"], rows["action_class"])):
         means = np.divide(sums, counts, out=np.zeros(5), where=counts > 0)

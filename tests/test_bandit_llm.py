@@ -5,7 +5,7 @@ import pytest
 
 from paperlib.bandits.agents import make_agent
 from paperlib.bandits.env import BanditSpec
-from paperlib.bandits.llm import LLMAgent, frequency_bias_scores, make_llm_agent, with_answer_prefix
+from paperlib.bandits.llm import LLMAgent, frequency_bias_scores, make_llm_agent
 from paperlib.bandits.metrics import frequency_bias, frequency_bias_cases, strategy_shares
 from paperlib.bandits.parsing import parse_action
 from paperlib.bandits.prompts import ACTION_PREFIX, build_prompt
@@ -14,19 +14,14 @@ from paperlib.bandits.runner import run_bandit
 SPEC = BanditSpec(4, horizon=5)
 
 
-def test_the_answer_prefix_is_forced_once():
-    assert with_answer_prefix("") == ACTION_PREFIX
-    assert with_answer_prefix("Red paid most.") == "Red paid most.\nACTION="
-    assert with_answer_prefix("Red paid most.\n") == "Red paid most.\nACTION="
-    assert with_answer_prefix("So: ACTION=") == "So: ACTION="
 
 
 @pytest.mark.parametrize("options, message", [
     ({"decision": "greedy"}, "unknown decision mode 'greedy'"),
     ({"style": "react"}, "unknown prompt style 'react'"),
-    ({"temperature": -1.0}, "temperature must be 0 or more"),
+    ({"temperature": -1.0}, "temperature must be zero or more"),
     ({"max_new_tokens": 0}, "max_new_tokens must be at least 1"),
-    ({"decision": "constrained", "backend": "openai"}, "need a local backend"),
+    ({"decision": "constrained", "backend": "openai"}, "which the openai backend cannot"),
     ({"backend": "tgi"}, "unknown backend 'tgi'"),
     ({"cot": False, "style": "knowing_doing"}, "cannot run without CoT"),
 ])
@@ -58,11 +53,16 @@ def test_constrained_always_plays_the_arm_its_scores_choose(gemma, cot):
     assert (episodes["invalid_steps"] == 0).all() and steps["valid"].all()
     assert (episodes["decision"] == "constrained").all() and (episodes["cot"] == cot).all()
     for _, row in steps.iterrows():
-        assert len(row["arm_scores"]) == 4 and np.all(np.asarray(row["arm_scores"]) < 0)
-        assert row["action"] == int(np.argmax(row["arm_scores"]))  # temperature 0: the argmax
+        assert len(row["candidate_logprobs"]) == 4 and np.all(np.asarray(row["candidate_logprobs"]) < 0)
+        assert row["action"] == int(np.argmax(row["candidate_logprobs"]))  # temperature 0: the argmax
         assert parse_action(row["raw_completion"], SPEC.names) == row["action"]  # ends in ACTION=<arm>
         assert row["raw_completion"].endswith(ACTION_PREFIX + SPEC.names[row["action"]])
-        assert (len(row["completion_ids"]) > 0) == cot and len(row["completion_ids"]) <= 6
+        # the completion's tokens: the model's own (at most max_new_tokens, with CoT only), then the forced answer
+        forced = gemma.tokenizer(ACTION_PREFIX + SPEC.names[row["action"]], add_special_tokens=False)["input_ids"]
+        own = len(row["completion_ids"]) - len(forced)  # with CoT the forced part may open with a newline token
+        assert (0 < own <= 6 + 1) if cot else own == 0, row["raw_completion"]
+        assert gemma.tokenizer.decode(row["completion_ids"]).endswith(ACTION_PREFIX + SPEC.names[row["action"]])
+        assert np.isfinite(row["completion_logprob"]) and row["completion_logprob"] <= max(row["candidate_logprobs"])
     if not cot:
         assert (steps["raw_completion"] == ACTION_PREFIX + steps["arm"]).all() and steps["forced"].all()
     assert _no_streams_left(gemma)
@@ -97,7 +97,7 @@ def test_per_instance_kv_gives_the_same_decisions_as_recomputing(gemma):
         results[reuse] = steps
     for column in ("action", "raw_completion"):
         assert results[True][column].tolist() == results[False][column].tolist()
-    np.testing.assert_allclose(np.stack(results[True]["arm_scores"]), np.stack(results[False]["arm_scores"]), atol=2e-3)
+    np.testing.assert_allclose(np.stack(results[True]["candidate_logprobs"]), np.stack(results[False]["candidate_logprobs"]), atol=2e-3)
     assert computed[True] < 0.7 * computed[False]
 
 

@@ -119,7 +119,7 @@ def test_ucb_values_by_hand():
 def test_classify_action_by_hand():
     counts, means = [2, 1, 0], [0.5, 0.9, 0.0]  # UCB (1.024, 1.641, inf), t = 3
     assert [classify_action(counts, means, a, 3) for a in range(3)] == ["other", "greedy", "optimal"]
-    # SPEC's greedy is the tried arm with the highest UCB, not the highest mean: counts (10, 1, 0),
+    # Paper B's greedy is the tried arm with the highest UCB, not the highest mean: counts (10, 1, 0),
     # means (0.8, 0.7), t = 11: UCB0 = 0.8 + sqrt(0.5 ln 11 / 10) = 1.146, UCB1 = 0.7 + sqrt(0.5 ln 11) = 1.795
     assert classify_action([10, 1, 0], [0.8, 0.7, 0], 1, 11) == "greedy"
     assert classify_action([10, 1, 0], [0.8, 0.7, 0], 0, 11) == "other"
@@ -169,7 +169,7 @@ def test_knowing_doing_walk_and_matrix_by_hand():
     # step 4, t=3, counts (2,0,1), means (0.6, -, 0.2): UCB blue = 0.6 + 0.524 = 1.124, red = 0.2 + 0.741 = 0.941,
     #   green inf; the rationale tops blue (wrong); red is neither -> other
     steps = pd.DataFrame({
-        "instance": [0, 0, 0, 0], "step": [1, 2, 3, 4], "action": [0, 0, 2, 2], "reward": [0.5, 0.7, 0.2, 0.3],
+        "episode": [0, 0, 0, 0], "turn": [1, 2, 3, 4], "action": [0, 0, 2, 2], "reward": [0.5, 0.7, 0.2, 0.3],
         "raw_completion": ["<ucb_values>blue: inf\ngreen: inf\nred: inf</ucb_values> ACTION=blue",
                            "<ucb_values>blue: 0.5\ngreen: inf\nred: inf</ucb_values> ACTION=blue",
                            "ACTION=red",

@@ -15,9 +15,9 @@ from paperlib.bandits.prompts import build_prompt
 from paperlib.bandits.runner import run_bandit
 from paperlib.data import RolloutStore, read_parquet, write_parquet
 
-EPISODE_COLUMNS = {"agent", "model", "arms", "noise", "horizon", "instance", "seed", "variant", "cot", "family",
+EPISODE_COLUMNS = {"agent", "model", "arms", "noise", "horizon", "episode", "seed", "variant", "cot", "family",
                    "regret", "coverage", "invalid_steps"}
-STEP_COLUMNS = {"instance", "seed", "step", "action", "arm", "reward", "expected", "best", "regret", "coverage",
+STEP_COLUMNS = {"episode", "seed", "seat", "turn", "action", "arm", "reward", "expected", "best", "regret", "coverage",
                 "valid", "raw_completion"}
 
 
@@ -45,9 +45,9 @@ def test_frames_hold_exact_regret_and_coverage():
     episodes, steps = run_bandit(make_agent("ucb"), spec, 3, seed=4, labels={"profile": "smoke"})
     assert EPISODE_COLUMNS <= set(episodes.columns) and STEP_COLUMNS <= set(steps.columns)
     assert len(episodes) == 3 and len(steps) == 60 and (episodes["profile"] == "smoke").all()
-    assert episodes["seed"].tolist() == [4, 5, 6] and steps["step"].min() == 1
+    assert episodes["seed"].tolist() == [4, 5, 6] and steps["turn"].min() == 1
     means = BanditEnv(spec, [4, 5, 6]).means
-    for i, rows in steps.groupby("instance"):
+    for i, rows in steps.groupby("episode"):
         expected = means[i, rows["action"]]
         np.testing.assert_allclose(rows["expected"], expected)
         np.testing.assert_allclose(rows["regret"], np.cumsum(means[i].max() - expected))
@@ -59,7 +59,7 @@ def test_frames_hold_exact_regret_and_coverage():
 
 def test_invalid_outputs_play_a_random_arm_and_are_flagged():
     episodes, steps = run_bandit(ScriptedTextAgent(), BanditSpec(5, horizon=30), 2, seed=0)
-    first, second = steps[steps["instance"] == 0], steps[steps["instance"] == 1]
+    first, second = steps[steps["episode"] == 0], steps[steps["episode"] == 1]
     assert first["valid"].all() and (first["arm"] == "blue").all()
     assert not second["valid"].any() and second["action"].nunique() > 1  # random fallback arms
     assert episodes["invalid_steps"].tolist() == [0, 30]
@@ -131,7 +131,7 @@ BAD_ARGUMENTS = [
     (["--agent", "llm", "--model", "gemma3-270m", "--temperature", "-1"], "--temperature: must be zero or more"),
     (["--agent", "llm", "--model", "gemma3-270m", "--no-cot", "--knowing-doing"], "cannot run without CoT"),
     (["--agent", "llm", "--model", "gemma3-270m", "--backend", "openai", "--decision", "constrained"],
-     "need a local backend (hf or vllm)"),
+     "score text, which the openai backend cannot"),
     (["--agent", "llm", "--model", "gemma-2-2b-it", "--no-cot"], "unknown model 'gemma-2-2b-it'"),
 ]
 
@@ -187,4 +187,4 @@ def test_run_with_an_embedded_llm(tmp_path):
     episodes, steps = pd.read_parquet(out), pd.read_parquet(steps_out)
     assert episodes["model"].tolist() == ["smollm2-135m"] * 2 and (episodes["decision"] == "constrained").all()
     assert episodes["prompt"].tolist() == ["bandit-v2/button/no_cot"] * 2 and (episodes["invalid_steps"] == 0).all()
-    assert (steps["raw_completion"] == "ACTION=" + steps["arm"]).all() and len(steps["arm_scores"].iloc[0]) == 3
+    assert (steps["raw_completion"] == "ACTION=" + steps["arm"]).all() and len(steps["candidate_logprobs"].iloc[0]) == 3

@@ -12,7 +12,7 @@ EPISODE_COLUMNS = {
     "actions_total", "think_actions", "invalid_actions", "no_actions", "r_nd", "r_thru", "r_fair", "r_idle",
     "reward", "reward_unclipped", "reward_shaped",
 }
-STEP_COLUMNS = {"episode", "seed", "round", "philosopher", "action", "valid", "holds_left", "holds_right", "meals"}
+STEP_COLUMNS = {"episode", "seed", "seat", "turn", "action", "valid", "holds_left", "holds_right", "meals"}
 
 
 def paperlib(*args):

@@ -42,12 +42,12 @@ def test_an_interrupted_run_resumes_without_loss_or_duplicates(tmp_path):
     assert sorted(saved[["n", "episode"]].itertuples(index=False, name=None)) == [(3, e) for e in range(5)] + [(4, 0), (4, 1)]
     episodes, steps = evaluate("policy:random", store=store, **GRID)
     assert len(episodes) == 10 and not episodes.duplicated(KEY).any()
-    assert not steps.duplicated(["model", "n", "episode", "round", "philosopher"]).any()
+    assert not steps.duplicated(["model", "n", "episode", "turn", "seat"]).any()
     assert len(store.episodes()) == 10  # on disk too
     order = ["n", "episode"]
     ours, theirs = episodes.sort_values(order).reset_index(drop=True), reference_episodes.sort_values(order).reset_index(drop=True)
     pd.testing.assert_frame_equal(ours[theirs.columns], theirs, check_dtype=False)
-    step_order = ["n", "episode", "round", "philosopher"]
+    step_order = ["n", "episode", "turn", "seat"]
     pd.testing.assert_frame_equal(
         steps.sort_values(step_order).reset_index(drop=True)[reference_steps.columns],
         reference_steps.sort_values(step_order).reset_index(drop=True), check_dtype=False)

@@ -9,6 +9,7 @@ import torch
 
 from transformers import AttentionInterface
 
+from paperlib.backends.base import continuation_ids
 from paperlib.backends.hf import SHARED_PREFIX_ATTENTION, HFBackend, shared_prefix_attention, token_tree
 
 pytestmark = pytest.mark.slow
@@ -200,7 +201,7 @@ def naive_scores(backend, prompts, candidates):
     for i, prompt in enumerate(prompts):
         prompt_ids = backend.encode(prompt)
         for j, candidate in enumerate(candidates):
-            cand = backend.candidate_ids(prompt_ids, prompt, candidate)
+            cand = continuation_ids(backend, prompt_ids, prompt, candidate)
             with torch.inference_mode():
                 logp = torch.log_softmax(backend.lm(input_ids=torch.tensor([prompt_ids + cand])).logits[0].float(), -1)
             out[i, j] = sum(logp[len(prompt_ids) - 1 + t, tok].item() for t, tok in enumerate(cand))
@@ -217,7 +218,7 @@ def test_token_tree_feeds_shared_prefixes_once():
 def test_candidate_tokens_from_joint_tokenisation(smol):
     prompt = "Press a button. ACTION="
     ids = smol.encode(prompt)
-    assert smol.candidate_ids(ids, prompt, "blue") == smol.encode(prompt + "blue")[len(ids):]
+    assert continuation_ids(smol, ids, prompt, "blue") == smol.encode(prompt + "blue")[len(ids):]
 
 
 def test_render_tools_and_system_fallbacks(smol):

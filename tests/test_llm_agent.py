@@ -41,19 +41,19 @@ def test_episode_rows_carry_what_a_trainer_needs(backend, mode):
     assert (steps["decision_mode"] == mode).all() and (steps["prompt_version"] == "options-v1").all()
     assert steps["prompt_hash"].str.fullmatch(r"[0-9a-f]{12}").all()
     # the same observation gives the same hash; round 1 of both episodes is the same table
-    first = steps[steps["round"] == 1]
-    assert first.groupby("philosopher")["prompt_hash"].nunique().eq(1).all()
-    assert steps.groupby("round")["prompt_hash"].nunique().min() >= 3  # philosophers differ
+    first = steps[steps["turn"] == 1]
+    assert first.groupby("seat")["prompt_hash"].nunique().eq(1).all()
+    assert steps.groupby("turn")["prompt_hash"].nunique().min() >= 3  # philosophers differ
     for row in steps.itertuples():
         assert row.action == parse_action(row.raw_completion)
-        assert len(row.completion_token_ids) > 0
+        assert len(row.completion_ids) > 0
     if mode == "free":
         for row in steps.itertuples():  # the ids are the generated tokens; the text is cut at a stop string
-            assert backend.tokenizer.decode(row.completion_token_ids).startswith(row.raw_completion)
+            assert backend.tokenizer.decode(row.completion_ids).startswith(row.raw_completion)
             assert row.finish_reason in ("stop", "length") and row.prompt_tokens > 200
     else:
         assert set(steps["action"]) <= set(TOOLS)
-        scores = np.array(steps["tool_logprobs"].tolist())
+        scores = np.array(steps["candidate_logprobs"].tolist())
         assert scores.shape == (len(steps), 6) and (scores < 0).all()
         assert (np.exp(scores).sum(1) <= 1.0 + 1e-6).all()  # six disjoint continuations
 
@@ -62,11 +62,11 @@ def test_constrained_at_temperature_zero_is_the_argmax_of_independent_scores(smo
     _, steps = play(smol, "constrained", temperature=0.0, seeds=(0,), rounds=1)
     policy = LLMPolicy(smol, decision="constrained")
     for row in steps.itertuples():
-        conversation = policy.prompt.conversation(observe(initial_table(3), row.philosopher), native_tools=False)
+        conversation = policy.prompt.conversation(observe(initial_table(3), row.seat), native_tools=False)
         prompt = smol.render(conversation) + CALL_PREFIX
         # one prompt alone: no batch of prompts, no shared prefix, no deduplication
         alone = smol.score([prompt], [name + CALL_SUFFIX for name in TOOLS])[0]
-        np.testing.assert_allclose(row.tool_logprobs, alone, atol=1e-3)
+        np.testing.assert_allclose(row.candidate_logprobs, alone, atol=1e-3)
         assert row.action == TOOLS[int(np.argmax(alone))]
 
 

@@ -53,10 +53,10 @@ def test_native_tool_calls_drive_the_episode(server):
     assert "Tools:" not in body["messages"][0]["content"]  # native tools: no plain-text listing
     assert len(server.requests) == 3  # one request per philosopher; the deadlock ends the episode after round 1
     # everyone takes their left fork in round 1: the classic deadlock
-    assert steps.loc[steps["round"] == 1, "action"].eq("pick_up_left").all()
+    assert steps.loc[steps["turn"] == 1, "action"].eq("pick_up_left").all()
     assert episodes["deadlock"].iloc[0] and episodes["deadlock_round"].iloc[0] == 1
     assert steps["raw_completion"].iloc[0] == '<tool_call>{"name": "pick_up_left", "arguments": {}}</tool_call>'
-    assert (steps["finish_reason"] == "tool_calls").all() and (steps["completion_token_ids"].map(len) == 0).all()
+    assert (steps["finish_reason"] == "tool_calls").all() and (steps["completion_ids"].map(len) == 0).all()
     assert steps["prompt_tokens"].gt(0).all()
 
 
@@ -68,7 +68,7 @@ def test_a_timeout_and_a_500_reach_the_step_rows_as_no_action(server):
     server.respond = respond
     agent = policy(backend_options={"timeout": 0.2, "max_retries": 1, "backoff": 0.01})
     episodes, steps = run_episodes(agent, n=3, rounds=1, seeds=[0])
-    rows = steps.set_index("philosopher")
+    rows = steps.set_index("seat")
     assert rows.loc[0, ["action", "finish_reason", "raw_completion"]].tolist() == ["none", "error:timeout", ""]
     assert rows.loc[1, ["action", "finish_reason", "raw_completion"]].tolist() == ["none", "error:http_500", ""]
     assert rows.loc[2, "action"] == "think"

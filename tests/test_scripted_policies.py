@@ -44,7 +44,7 @@ def test_deadlock_free_policies_never_deadlock_and_do_eat(name, mode):
 
 def test_resource_hierarchy_philosopher_n_minus_1_starts_with_fork_zero():
     _, steps = play("resource_hierarchy", 5, rounds=1, episodes=1)
-    first = steps.set_index("philosopher")["action"]
+    first = steps.set_index("seat")["action"]
     assert list(first) == ["pick_up_left"] * 4 + ["pick_up_right"]
 
 
@@ -52,7 +52,7 @@ def test_waiter_never_lets_everyone_hold_a_fork():
     for mode in MODES:
         _, steps = play("waiter", 6, rounds=16, episodes=1, mode=mode)
         holding = steps.assign(any_fork=steps["holds_left"] | steps["holds_right"])
-        assert holding.groupby("round")["any_fork"].sum().max() <= 5
+        assert holding.groupby("turn")["any_fork"].sum().max() <= 5
 
 
 def test_no_action_and_always_think():

@@ -29,9 +29,21 @@ class Completion:
     logprobs: list[float] | None = None
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend kind really offers; the decision core reads these instead of probing."""
+
+    renders: bool  # renders a conversation to prompt text (``render``, ``encode``) and generates from it (``generate``)
+    scores: bool  # log-probability of candidate continuations (``score``): constrained decisions
+    logprobs: bool  # per-token log-probabilities of what it generates (``generate(logprobs=True)``)
+    streams: bool  # keeps per-stream prompt KV between calls (``streams=`` keys, ``forget``)
+
+
 class Backend(Protocol):
     name: str
     model: str
+    capabilities: Capabilities
+    supports_tools: bool  # whether ``tools=`` reach the model through its chat template (an endpoint: always)
 
     def chat(
         self,
@@ -48,8 +60,14 @@ class Backend(Protocol):
 
 
 class LocalBackend(Backend, Protocol):
+    tokenizer: object
+
     def render(self, conversation: Conversation, *, tools: list[dict] | None = None) -> str:
         """The prompt text the model sees, chat template applied, generation prompt added."""
+        ...
+
+    def encode(self, text: str) -> list[int]:
+        """The token ids of a rendered prompt, as the model is fed them."""
         ...
 
     def generate(
@@ -68,10 +86,11 @@ class LocalBackend(Backend, Protocol):
         ...
 
 
-def choose_scored(scores: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
-    """The constrained agents' pick among scored candidates (one row of ``score``): the
-    argmax at temperature 0, else a draw from softmax(scores / temperature) with ``rng``."""
-    if temperature == 0:
-        return int(np.argmax(scores))
-    p = np.exp((scores - scores.max()) / temperature)
-    return int(rng.choice(len(scores), p=p / p.sum()))
+def continuation_ids(backend: LocalBackend, head_ids: list[int], head: str, tail: str) -> list[int]:
+    """The token ids of ``tail`` continuing ``head`` (whose ids are ``head_ids``): from tokenising
+    head+tail jointly when that leaves the head's tokens intact (the tokens the model would have
+    produced), else ``tail`` tokenised alone (a token would have straddled the boundary)."""
+    joint = backend.encode(head + tail)
+    if joint[:len(head_ids)] == head_ids and len(joint) > len(head_ids):
+        return joint[len(head_ids):]
+    return backend.tokenizer(tail, add_special_tokens=False)["input_ids"]

@@ -54,7 +54,8 @@ import torch
 from transformers import AttentionInterface, DynamicCache
 from transformers.cache_utils import Cache, DynamicLayer
 
-from paperlib.backends.base import PROBE_TOOL, Completion, Conversation
+from paperlib.backends import CAPABILITIES
+from paperlib.backends.base import PROBE_TOOL, Completion, Conversation, continuation_ids
 from paperlib.models import load_local
 
 # Below this many shared tokens the extra batch-1 forward is not worth it.
@@ -199,6 +200,7 @@ class HFBackend:
     """
 
     name = "hf"
+    capabilities = CAPABILITIES["hf"]
 
     def __init__(self, model: str = "smollm2-135m", *, device: str = "cpu", dtype=None, max_batch: int = 64,
                  reuse_prefix: bool = True, share_prefix: bool = True, lm=None, tokenizer=None):
@@ -222,7 +224,7 @@ class HFBackend:
         except Exception:  # a template that refuses the system role (Gemma 2)
             self.supports_system = False
         self.supports_tools = "paperlib_probe_tool" in self._template(probe[1:], [PROBE_TOOL])
-        self._streams: dict[Hashable, tuple[list[int], KV]] = {}
+        self._streams: dict[Hashable, tuple[list[int], KV, tuple]] = {}  # key -> (prompt ids, KV, weights version)
         self._last_prefix: tuple[tuple, KV] | None = None  # ((prefix ids, weights' versions), its KV)
         # since creation: prompt tokens seen and actually prefilled; seconds in prefill (scoring's
         # candidate tokens included) and in decoding
@@ -274,12 +276,22 @@ class HFBackend:
             n = _common_prefix(rows[0][:n], r)
         return n if n >= MIN_SHARED_PREFIX else 0
 
+    def weights_version(self) -> tuple:
+        """Changes whenever a parameter is changed in place (an optimiser step bumps its
+        ``_version``) or replaced: every kept KV is tied to the version it was computed under."""
+        return tuple((id(w), w._version) for w in self.lm.parameters())
+
     def _known(self, rows: list[list[int]], keys: list[Hashable | None]) -> list[tuple[KV, int] | None]:
-        """Per row, the longest known KV prefix: the row's stream, or the call's shared prefix
+        """Per row, the longest known KV prefix: the row's stream (computed under the current
+        weights; a stream from before a weight change is dropped), or the call's shared prefix
         (computed only when some row's stream does not already cover it)."""
+        version = self.weights_version() if self._streams else None
         streamed = []
         for r, key in zip(rows, keys):
-            prev, kv = self._streams.get(key, ([], None))
+            prev, kv, made_under = self._streams.get(key, ([], None, None))
+            if kv is not None and made_under != version:
+                del self._streams[key]
+                kv = None
             streamed.append((kv, min(_common_prefix(prev, r), len(r) - 1)) if kv is not None else None)
         n = self._shared_length(rows)
         if not n or all(s and s[1] >= n for s in streamed):
@@ -292,7 +304,7 @@ class HFBackend:
         under the same weights (the philosophers' rules and tools open every round's prompts;
         computing them took 0.5 s per call for either embedded model on a CPU). A parameter
         changed in place (an optimiser step) bumps its version, and the KV is computed anew."""
-        key = (tuple(ids), tuple((id(w), w._version) for w in self.lm.parameters()))
+        key = (tuple(ids), self.weights_version())
         if self._last_prefix is None or self._last_prefix[0] != key:
             self._last_prefix = (key, self._kv_of(ids))
         return self._last_prefix[1]
@@ -301,6 +313,7 @@ class HFBackend:
         """Keep each keyed row's prompt KV (the shared prefix, if any, then the row's own tokens
         in a prefilled batch cache) for its key's next prompt."""
         n_prefix = prefix[0][0].shape[1] if prefix else 0
+        version = self.weights_version() if any(key is not None for key in keys) else None
         for i, key in enumerate(keys):
             if key is None:
                 continue
@@ -308,7 +321,7 @@ class HFBackend:
             kv = [(layer.keys[i, :, -own:].clone(), layer.values[i, :, -own:].clone()) for layer in cache.layers]
             if prefix:
                 kv = [(torch.cat([pk, k], 1), torch.cat([pv, v], 1)) for (pk, pv), (k, v) in zip(prefix, kv)]
-            self._streams[key] = (rows[i], kv)
+            self._streams[key] = (rows[i], kv, version)
 
     def _shares(self, rows: list[list[int]], known: list[tuple[KV, int] | None], extra_tokens: int) -> bool:
         """Whether this batch takes the shared-prefix attention path (module doc)."""
@@ -447,10 +460,14 @@ class HFBackend:
         lps = [[] for _ in rows]
         active: list[int | None] = list(range(len(rows)))  # batch row -> prompt index (None: done, not yet dropped)
         for step in range(max_new_tokens):
-            logp = torch.log_softmax(logits, -1) if want_logprobs else None
+            if want_logprobs:  # before ``sample_`` overwrites the logits with its weights
+                top, total = logits.amax(-1), torch.logsumexp(logits, -1)
             nxt = sample_(logits, temperature, generator) if temperature > 0 else logits.argmax(-1)
-            if want_logprobs:
-                chosen = logp.gather(1, nxt[:, None])[:, 0].tolist()
+            if want_logprobs:  # log-softmax at temperature 1 of the chosen token
+                picked = logits.gather(1, nxt[:, None])[:, 0]
+                if temperature > 0:  # the weights are exp((logit - top) / temperature)
+                    picked = top + temperature * picked.log()
+                chosen = (picked - total).tolist()
             for b, (i, tok) in enumerate(zip(active, nxt.tolist())):
                 if i is None:
                     continue
@@ -500,15 +517,6 @@ class HFBackend:
             self._streams.pop(key, None)
 
     # -- scoring -----------------------------------------------------------------
-    def candidate_ids(self, prompt_ids: list[int], prompt: str, candidate: str) -> list[int]:
-        """A candidate's tokens after a prompt: from tokenising prompt+candidate jointly when
-        that leaves the prompt's tokens intact (the tokens the model would have produced),
-        else the candidate tokenised alone (a token would have straddled the boundary)."""
-        joint = self.encode(prompt + candidate)
-        if joint[:len(prompt_ids)] == prompt_ids and len(joint) > len(prompt_ids):
-            return joint[len(prompt_ids):]
-        return self.tokenizer(candidate, add_special_tokens=False).input_ids
-
     @torch.inference_mode()
     def score(self, prompts: Sequence[str], candidates: Sequence[str],
               streams: Sequence[Hashable] | None = None) -> np.ndarray:
@@ -526,7 +534,7 @@ class HFBackend:
         rows = [self.encode(p) for p in prompts]
         keys = list(streams) if streams is not None else [None] * len(rows)
         known = self._known(rows, keys)
-        every = [[self.candidate_ids(r, p, c) for c in candidates] for r, p in zip(rows, prompts)]
+        every = [[continuation_ids(self, r, p, c) for c in candidates] for r, p in zip(rows, prompts)]
         trees = [token_tree(cs) for cs in every]
         result = np.zeros((len(rows), len(candidates)))
         # a forward pass holds (prompts x fed tokens) logits: at most max_batch rows' worth

@@ -24,6 +24,7 @@ from typing import Sequence
 
 import openai
 
+from paperlib.backends import CAPABILITIES
 from paperlib.backends.base import Completion, Conversation
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,8 @@ class OpenAIBackend:
     """
 
     name = "openai"
+    capabilities = CAPABILITIES["openai"]
+    supports_tools = True  # an endpoint takes tools= and renders them itself
 
     def __init__(
         self,

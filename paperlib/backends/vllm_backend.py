@@ -10,7 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
-from paperlib.backends.base import Completion, Conversation
+from paperlib.backends import CAPABILITIES
+from paperlib.backends.base import PROBE_TOOL, Completion, Conversation
 
 NEEDS_VLLM = "the vllm backend needs the vllm package on a CUDA machine: pip install vllm"
 
@@ -27,6 +28,7 @@ class VLLMBackend:
     """
 
     name = "vllm"
+    capabilities = CAPABILITIES["vllm"]
 
     def __init__(self, model: str, **engine_kwargs):
         try:
@@ -37,6 +39,8 @@ class VLLMBackend:
         self.model = model
         self.llm = vllm.LLM(model=model, **engine_kwargs)
         self.tokenizer = self.llm.get_tokenizer()
+        probe = [{"role": "user", "content": "u"}]
+        self.supports_tools = "paperlib_probe_tool" in self.render(probe, tools=[PROBE_TOOL])
 
     def __repr__(self) -> str:
         return f"VLLMBackend(model={self.model!r})"
@@ -77,7 +81,7 @@ class VLLMBackend:
             )
             for i in range(len(prompts))
         ]
-        inputs = [{"prompt_token_ids": self._ids(prompt)} for prompt in prompts]
+        inputs = [{"prompt_token_ids": self.encode(prompt)} for prompt in prompts]
         outputs = self.llm.generate(inputs, params, use_tqdm=False)
         return [
             Completion(
@@ -93,10 +97,10 @@ class VLLMBackend:
         """Sum of the candidate's token log-probs after the prompt, the pair tokenised as one text."""
         starts, sequences = [], []
         for prompt in prompts:
-            start = len(self._ids(prompt))
+            start = len(self.encode(prompt))
             for candidate in candidates:
                 starts.append(start)
-                sequences.append(self._ids(prompt + candidate))
+                sequences.append(self.encode(prompt + candidate))
         # prompt_logprobs=0: the log-prob of each prompt position's own token; max_tokens=1 is vLLM's least.
         params = self._vllm.SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=0)
         outputs = self.llm.generate([{"prompt_token_ids": ids} for ids in sequences], params, use_tqdm=False)
@@ -106,6 +110,6 @@ class VLLMBackend:
         ]
         return np.array(scores, dtype=float).reshape(len(prompts), len(candidates))
 
-    def _ids(self, text: str) -> list[int]:
+    def encode(self, text: str) -> list[int]:
         bos = self.tokenizer.bos_token
         return self.tokenizer.encode(text, add_special_tokens=not (bos and text.startswith(bos)))

@@ -22,7 +22,7 @@ an instance rerun alone meets the same bandit and rewards but not the same coin 
   on it while that arm's mean is above 0 (every untried arm counts 0); it moves on
   only when every tried arm's mean is 0 or below (a Bernoulli arm that failed, a
   Gaussian arm that paid a negative reward). Genuinely greedy, unlike BanditBench's
-  ``GreedyAgent``, which behaves exactly like its UCB (SPEC.md).
+  ``GreedyAgent``, which behaves exactly like its UCB (read in BanditBench's source).
 - ``epsilon_greedy``: with probability epsilon (default 0.1 **[ours]**) a uniformly
   random arm, otherwise ``greedy``.
 - ``ucb``: every arm once, in index order, then argmax of mean + sqrt(alpha ln t / n)

@@ -15,7 +15,7 @@ def add_commands(groups) -> None:
     from paperlib.bandits.baselines import EPSILON
     from paperlib.bandits.env import FAMILIES, HORIZON, NOISE_SIGMA, VARIANTS
     from paperlib.backends import BACKENDS
-    from paperlib.bandits.llm import DECISIONS
+    from paperlib.llm.core import DECISION_MODES
 
     group = groups.add_parser("bandit", help="multi-armed bandits (paper B)")
     commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
@@ -31,7 +31,7 @@ def add_commands(groups) -> None:
     run.add_argument("--cot", action=argparse.BooleanOptionalAction, default=True, help="for --agent llm")
     llm = run.add_argument_group("--agent llm only")
     llm.add_argument("--backend", choices=BACKENDS, help="default hf (local transformers)")
-    llm.add_argument("--decision", choices=DECISIONS,
+    llm.add_argument("--decision", choices=DECISION_MODES,
                      help="free: the paper's rule (no valid ACTION= plays a random arm); constrained [ours]: "
                           "ACTION= forced after the model's text, the arm chosen by its scores (default free)")
     llm.add_argument("--knowing-doing", action="store_true", default=None, help="the UCB (knowing-doing) prompt")

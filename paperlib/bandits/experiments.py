@@ -159,7 +159,7 @@ def greediness_claims(summary: pd.DataFrame, steps: pd.DataFrame, settings, pape
         if wide != wide:  # no CoT run at 20 arms: the no-CoT one
             wide = coverage(model, 20, False)
         curve = steps[(steps["model"] == model) & (steps["arms"] == k) & (steps["noise"] == "low") & steps["cot"]
-                      & steps["in_figure"]].groupby("step")["coverage"].mean()
+                      & steps["in_figure"]].groupby("turn")["coverage"].mean()
         stagnation = stagnation_step(curve) if len(curve) else float("nan")
         rows += [
             (model, "B01/B02", f"coverage after 50 steps, {k} arms, CoT", "0.40 (2B), 0.65 (9B, 27B)", cot,

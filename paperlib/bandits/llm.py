@@ -5,7 +5,8 @@ history in the agent's ``style`` (``cot``, ``no_cot`` or ``knowing_doing``); loc
 backends (``hf``, ``vllm``) get it through the model's chat template as text, the
 ``openai`` backend as a chat message. All instances go to the backend as one batch.
 
-Two ways to decide (``decision``):
+A thin adapter on the shared decision core (``paperlib.llm.core``), which decides,
+seeds and writes the step columns for every game. Two ways to decide (``decision``):
 
 - ``free``, the paper's rule: the model writes up to ``max_new_tokens`` tokens (the
   paper's 256 with CoT, 16 without, 2048 for knowing-doing: ``prompts.MAX_NEW_TOKENS``)
@@ -13,7 +14,7 @@ Two ways to decide (``decision``):
   where there is none the agent returns -1 and the runner plays a random arm and
   flags the step invalid.
 - ``constrained`` **[ours]** (the embedded models almost never write a valid
-  ``ACTION=``, DESIGN.md): the model writes its own text first (its CoT, stopped at
+  ``ACTION=``, measured in notebook 11): the model writes its own text first (its CoT, stopped at
   its own ``ACTION=`` if it writes one; nothing without CoT), then the answer prefix
   ``ACTION=`` is forced (on a new line unless the text already ends with it) and the
   arm is chosen from the model's log-probability of every arm name continuing that
@@ -21,57 +22,41 @@ Two ways to decide (``decision``):
   at temperature 0, a draw from softmax(scores / temperature) above it. Every step is
   valid. It needs a backend that scores (``hf``, ``vllm``).
 
-Sampling: temperature 0 (the paper's evaluation setting) is greedy. Above 0, step t of
-a run draws from a seed derived from the instance seeds and t, so a run reproduces.
+Sampling: temperature 0 (the paper's evaluation setting) is greedy. Above 0 the core's
+seeding applies (a step's free call from the run's instance seeds and the step number;
+constrained draws from one generator per instance), so a run reproduces.
 
 The ``hf`` backend keeps each instance's prompt KV between steps (``streams``: the
 prompt only grows by one history line, and the text the model wrote is not part of the
 next prompt) and the agent forgets it after the last step.
 
-Step columns the agent adds: ``raw_completion`` (the model's text; in constrained mode
-followed by the forced ``ACTION=`` and the chosen arm, so ``parse_action`` reads the
-action back from it), ``completion_ids`` (the token ids the model generated; local
-backends only, empty otherwise), ``prompt_hash`` (of the user message), and in
-constrained mode ``arm_scores`` (k log-probabilities) and ``forced`` (whether the
-prefix had to be appended to the model's text).
+Step columns: the core's (``paperlib.llm.core.STEP_COLUMNS``); ``raw_completion`` is the
+model's text, in constrained mode followed by the forced ``ACTION=`` and the chosen arm
+(so ``parse_action`` reads the action back from it), ``candidate_logprobs`` the k arms'
+scores, ``forced`` whether the prefix had to be appended to the model's text.
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Sequence
 
 import numpy as np
 
-from paperlib.backends import BACKENDS, make_backend
-from paperlib.backends.base import choose_scored
+from paperlib.backends import make_backend
 from paperlib.bandits.baselines import LLM_AGENT, Decisions
-from paperlib.bandits.env import AGENT_STREAM, BanditSpec, History, generator
+from paperlib.bandits.env import BanditSpec, History
 from paperlib.bandits.parsing import parse_action
 from paperlib.bandits.prompts import ACTION_PREFIX, MAX_NEW_TOKENS, STYLES, build_prompt, prompt_name
-
-DECISIONS = ("free", "constrained")
-
-
-def _is_local(backend) -> bool:
-    return hasattr(backend, "render") and hasattr(backend, "score")
+from paperlib.llm.core import ActionFormat, DecisionCore, Request, check_settings
 
 
 def _stream_options(backend, keys) -> dict:
     """``streams=keys`` for a backend that keeps per-stream KV (``hf``), nothing otherwise."""
-    return {"streams": keys} if keys is not None and hasattr(backend, "forget") else {}
+    return {"streams": keys} if keys is not None and backend.capabilities.streams else {}
 
 
 def chat_prompt(backend, user: str) -> str:
     return backend.render([{"role": "user", "content": user}])
-
-
-def with_answer_prefix(text: str) -> str:
-    """The model's text followed by the forced ``ACTION=`` **[ours]**: on a new line after
-    text, directly when the text is empty or already ends with the prefix."""
-    if text.endswith(ACTION_PREFIX):
-        return text
-    return text + ("\n" if text.strip() and not text.endswith("\n") else "") + ACTION_PREFIX
 
 
 def score_arms(backend, prompts: Sequence[str], spec: BanditSpec, keys: Sequence | None = None) -> np.ndarray:
@@ -97,22 +82,14 @@ def frequency_bias_scores(backend, spec: BanditSpec, cases) -> np.ndarray:
         for _, index in sorted(cases.groupby("repetitions").indices.items()):
             scores[index] = score_arms(backend, [prompts[i] for i in index], spec, [keys[i] for i in index])
     finally:
-        if hasattr(backend, "forget"):
+        if backend.capabilities.streams:
             backend.forget(set(keys))
     return scores
 
 
-def _check(style, decision, temperature, max_new_tokens, local: bool, backend: str) -> None:
+def _check_style(style: str) -> None:
     if style not in STYLES:
         raise ValueError(f"unknown prompt style {style!r}; expected one of {', '.join(STYLES)}")
-    if decision not in DECISIONS:
-        raise ValueError(f"unknown decision mode {decision!r}; expected one of {', '.join(DECISIONS)}")
-    if decision == "constrained" and not local:
-        raise ValueError(f"constrained decisions score every arm: they need a local backend (hf or vllm), not {backend}")
-    if not temperature >= 0:
-        raise ValueError(f"temperature must be 0 or more, got {temperature}")
-    if max_new_tokens is not None and max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
 
 
 class LLMAgent:
@@ -121,68 +98,53 @@ class LLMAgent:
     name = LLM_AGENT
 
     def __init__(self, backend, *, style: str = "cot", decision: str = "free", temperature: float = 0.0,
-                 max_new_tokens: int | None = None, reuse_kv: bool = True):
-        _check(style, decision, temperature, max_new_tokens, _is_local(backend), getattr(backend, "name", "?"))
+                 max_new_tokens: int | None = None, reuse_kv: bool = True, seed: int = 0):
+        _check_style(style)
+        check_settings(decision, backend, temperature, max_new_tokens)
         self.backend, self.model = backend, backend.model
-        self.style, self.decision, self.temperature = style, decision, temperature
+        self.style, self.decision, self.temperature, self.seed = style, decision, temperature, seed
         self.max_new_tokens = max_new_tokens or MAX_NEW_TOKENS[style]
         self.cot = style != "no_cot"
         self.reuse_kv = reuse_kv  # False: recompute every prompt (the baseline of ``paperlib bench bandit``)
         self._run = 0
         self._keys: list | None = None
 
+    def _forget(self) -> None:
+        if self._keys:
+            self.core.forget(self._keys)
+        self._keys = None
+
     def reset(self, spec: BanditSpec, seeds: Sequence[int]) -> None:
         self._forget()
         self.spec, self.seeds = spec, list(seeds)
+        action_format = ActionFormat(candidates=spec.names, parse=lambda text: parse_action(text, spec.names),
+                                     answer_prefix=ACTION_PREFIX, write_first=self.cot)
+        self.core = DecisionCore(self.backend, action_format, mode=self.decision, temperature=self.temperature,
+                                 max_new_tokens=self.max_new_tokens, seed=self.seed)
+        self.core.reset(self.seeds)
         self._run += 1
         self._keys = [("bandit", id(self), self._run, i) for i in range(len(self.seeds))] if self.reuse_kv else None
         # episode columns (the runner adds them to every episode row)
         self.columns = {"decision": self.decision, "prompt": prompt_name(spec.variant, self.style),
                         "temperature": self.temperature, "max_new_tokens": self.max_new_tokens}
 
-    def _forget(self) -> None:
-        if self._keys and hasattr(self.backend, "forget"):
-            self.backend.forget(self._keys)
-        self._keys = None
-
     def act(self, history: History) -> Decisions:
         spec, t = self.spec, history.t
-        users = [build_prompt(spec, history.actions[i, :t], history.rewards[i, :t], self.style)
-                 for i in range(history.instances)]
-        rng = generator(AGENT_STREAM, [*self.seeds, t])
-        seed = int(rng.integers(2**31))
+        keys = self._keys or [None] * history.instances
+        requests = [Request([{"role": "user", "content": build_prompt(spec, history.actions[i, :t],
+                                                                       history.rewards[i, :t], self.style)}],
+                            seed, key) for i, (seed, key) in enumerate(zip(self.seeds, keys))]
         try:
-            texts, ids, prompts = self._write(users, seed)
-            extra = {"completion_ids": ids, "prompt_hash": [hashlib.sha256(u.encode()).hexdigest()[:16] for u in users]}
-            if self.decision == "free":
-                parsed = [parse_action(text, spec.names) for text in texts]
-                actions = np.array([-1 if a is None else a for a in parsed])
-            else:
-                answers = [with_answer_prefix(text) for text in texts]
-                scores = score_arms(self.backend, [p + a for p, a in zip(prompts, answers)], spec, self._keys)
-                actions = np.array([choose_scored(s, self.temperature, rng) for s in scores])
-                extra |= {"arm_scores": list(scores), "forced": [a != text for a, text in zip(answers, texts)]}
-                texts = [a + spec.names[arm] for a, arm in zip(answers, actions)]
+            choices = self.core.decide(requests)
         except BaseException:
             self._forget()
             raise
         if t == spec.horizon - 1:
             self._forget()
-        return Decisions(actions, texts, extra)
-
-    def _write(self, users: list[str], seed: int) -> tuple[list[str], list[list[int]], list[str]]:
-        """The model's own text per instance (and its token ids, and the rendered prompts)."""
-        if self.decision == "constrained" and self.style == "no_cot":
-            prompts = [chat_prompt(self.backend, u) for u in users]
-            return [""] * len(users), [[] for _ in users], prompts
-        options = {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature, "seed": seed,
-                   "stop": [ACTION_PREFIX] if self.decision == "constrained" else None}
-        if not _is_local(self.backend):
-            out = self.backend.chat([[{"role": "user", "content": u}] for u in users], **options)
-            return [c.text for c in out], [list(c.token_ids) for c in out], users
-        prompts = [chat_prompt(self.backend, u) for u in users]
-        out = self.backend.generate(prompts, **options, **_stream_options(self.backend, self._keys))
-        return [c.text for c in out], [list(c.token_ids) for c in out], prompts
+        actions = np.array([-1 if c.action is None else c.action for c in choices])
+        columns = [c.columns() for c in choices]
+        extra = {name: [row[name] for row in columns] for name in columns[0] if name != "raw_completion"}
+        return Decisions(actions, [c.raw_completion for c in choices], extra)
 
 
 def make_llm_agent(model: str | None = None, *, backend="hf", cot: bool = True, style: str | None = None,
@@ -195,11 +157,10 @@ def make_llm_agent(model: str | None = None, *, backend="hf", cot: bool = True, 
     if not cot and style != "no_cot":
         raise ValueError(f"the {style} prompt asks for reasoning: it cannot run without CoT")
     if isinstance(backend, str):
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        _check_style(style)
+        check_settings(decision, backend, temperature, max_new_tokens)  # before loading a model
         if not model:
             raise ValueError("the LLM agent needs a model name, e.g. gemma3-270m")
-        _check(style, decision, temperature, max_new_tokens, backend != "openai", backend)  # before loading a model
         backend = make_backend(backend, model)
     elif model is not None and model != backend.model:
         raise ValueError(f"model {model!r} differs from the backend's {backend.model!r}")

@@ -167,7 +167,7 @@ def classify_action(counts, means, action: int, t: int, c: float = UCB_ALPHA) ->
     """``optimal`` (highest true UCB), ``greedy`` (highest UCB among tried arms) or ``other``.
 
     ``counts`` and ``means`` per arm are those after t steps, before ``action``. This is
-    SPEC.md's wording: greedy is the tried arm with the highest *UCB*, not the highest
+    paper B's definition (Fig. 5): greedy is the tried arm with the highest *UCB*, not the highest
     empirical mean, and an action that is both counts as optimal. So once every arm
     has been tried the two coincide and no action is greedy.
     """
@@ -237,9 +237,9 @@ def knowing_doing(steps: pd.DataFrame, arm_names: Sequence[str], c: float = UCB_
     counts, an invalid one too (its action is the random arm the runner played).
     """
     k = len(arm_names)
-    out = steps.sort_values(["instance", "step"]).copy()
+    out = steps.sort_values(["episode", "turn"]).copy()
     parsed, correct, classes = [], [], []
-    for _, rows in out.groupby("instance", sort=False):
+    for _, rows in out.groupby("episode", sort=False):
         counts, sums = np.zeros(k), np.zeros(k)
         for t, (action, reward, text) in enumerate(zip(rows["action"], rows["reward"], rows["raw_completion"])):
             means = np.divide(sums, counts, out=np.zeros(k), where=counts > 0)

@@ -18,7 +18,7 @@ parses, and nothing looser:
   arms) is skipped and the one before it counts: the last *valid* match is the action.
 
 ``None`` means no valid action; the runner then plays a random arm and marks the
-step invalid (SPEC.md).
+step invalid (paper B, experimental setup).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Paper B's bandit prompts: task instructions, output instructions, history, question.
 
-The paper gives the structure (SPEC.md): task instructions, output instructions, the
+The paper gives the structure (its experimental setup): task instructions, output instructions, the
 history as lines ``Step=i Action=X Reward=r``, then "What do you predict next?"; with
 CoT the model thinks briefly and answers ``ACTION=X``, without CoT it outputs only
 ``ACTION=X``; the knowing-doing study asks for UCB values inside ``<ucb_values>``
@@ -24,7 +24,7 @@ from paperlib.bandits.env import BanditSpec
 
 VERSION = "bandit-v2"
 STYLES = ("cot", "no_cot", "knowing_doing")
-# Generation budgets from the paper (SPEC.md, Paper B Environments).
+# Generation budgets from the paper (its experimental setup).
 MAX_NEW_TOKENS = {"cot": 256, "no_cot": 16, "knowing_doing": 2048}
 ACTION_PREFIX = "ACTION="  # what a scorer puts before each arm name (frequency bias)
 QUESTION = "What do you predict next?"

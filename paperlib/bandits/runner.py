@@ -67,9 +67,10 @@ def _frames(agent, spec, env, valid, texts, extra, labels) -> tuple[pd.DataFrame
     instance = np.repeat(np.arange(m), horizon)
     steps = pd.DataFrame(
         {
-            "instance": instance,
+            "episode": instance,
             "seed": np.repeat(env.seeds, horizon),
-            "step": np.tile(np.arange(1, horizon + 1), m),
+            "seat": 0,
+            "turn": np.tile(np.arange(1, horizon + 1), m),
             "action": actions.ravel(),
             "arm": np.asarray(spec.names, dtype=object)[actions.ravel()],
             "reward": env.history.rewards.ravel(),
@@ -94,7 +95,7 @@ def _frames(agent, spec, env, valid, texts, extra, labels) -> tuple[pd.DataFrame
             "variant": spec.variant,
             "cot": agent.cot,
             **getattr(agent, "columns", {}),
-            "instance": np.arange(m),
+            "episode": np.arange(m),
             "seed": env.seeds,
             "regret": regret[:, -1],
             "coverage": covered[:, -1],

@@ -24,7 +24,7 @@ def add_commands(groups) -> None:
     run.add_argument("--steps-out", help="step rows (parquet)")
     run.set_defaults(func=run_command)
 
-    from paperlib.philosophers.llm import DECISION_MODES
+    from paperlib.llm.core import DECISION_MODES
     from paperlib.backends import BACKENDS
     from paperlib.philosophers.prompts import PROMPTS
 

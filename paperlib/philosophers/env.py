@@ -2,10 +2,10 @@
 
 N philosophers sit at a round table with N forks; philosopher i's left fork is i and
 its right fork is (i + 1) mod N. Each round every philosopher takes one of six tools
-or takes no action (SPEC.md, paper A). Nothing here knows about models, prompts or
+or takes no action (paper A, its environment). Nothing here knows about models, prompts or
 files: state in, state out.
 
-Rules marked [ours] in SPEC.md, as implemented here:
+Rules that are our reconstructions [ours] (README, Reconstructions), as implemented here:
 - ``eat`` needs both forks and the philosopher must have been empty-handed since its
   last meal (``ready``): no eating every round on hoarded forks.
 - An action that cannot succeed has no effect and is invalid.

@@ -123,8 +123,8 @@ def run_episodes(
                     {
                         "episode": e,
                         "seed": seeds[e],
-                        "round": rnd,
-                        "philosopher": i,
+                        "seat": i,
+                        "turn": rnd,
                         "action": decision.action,
                         "valid": ok,
                         "holds_left": holds_left,

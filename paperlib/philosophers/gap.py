@@ -32,7 +32,7 @@ def run_gap(settings, seed: int, rollouts_dir, progress: bool = False, log=print
     ``steps`` (LLM step rows of the grid), ``probe_steps`` and ``prompts`` (the chosen
     prompt version per model)."""
     from paperlib.philosophers.llm import make_llm_policy
-    from paperlib.backends import make_backend
+    from paperlib.backends import CAPABILITIES, make_backend
 
     common = dict(rounds=settings.rounds, mode=settings.mode, seed=seed, progress=progress)
     episodes = [evaluate(f"policy:{name}", settings.gap_ns, settings.gap_episodes, labels={"decision": "scripted"},
@@ -55,8 +55,8 @@ def run_gap(settings, seed: int, rollouts_dir, progress: bool = False, log=print
         prompts.append({"model": model, "backend": kind, "prompt_version": chosen})
         log(f"{model}: prompt {chosen} (valid-call rates {dict(zip(rates['prompt_version'], rates['call_rate'].round(3)))})")
         for decision in settings.gap_decisions:
-            if decision == "constrained" and kind == "openai":
-                continue  # an HTTP endpoint does not score text
+            if decision == "constrained" and (not CAPABILITIES[kind].scores or model in settings.gap_free_only):
+                continue  # an HTTP endpoint does not score text; gap_free_only: the paper's protocol only
             ep, st = run(settings.gap_ns, settings.gap_llm_episodes, chosen, decision, f"{decision}-{chosen}")
             episodes.append(ep)
             steps.append(st)

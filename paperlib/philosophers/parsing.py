@@ -63,6 +63,11 @@ TOOL_NAMES = ("pick_up_left", "pick_up_right", "put_down_left", "put_down_right"
 NO_ACTION = "none"
 
 # Blocks whose contents are never an action: reasoning, and an echoed tool list.
+# A stated rationale (``<sensible>TOOL</sensible>``, the knowing-doing prompt version) names
+# a tool without calling it: it is dropped before the scan for a call.
+RATIONALE_TAG = "sensible"
+RATIONALE_PATTERN = re.compile(
+    rf"<\s{{0,3}}{RATIONALE_TAG}\s{{0,3}}>([^<>]{{0,80}})<\s{{0,3}}/\s{{0,3}}{RATIONALE_TAG}\s{{0,3}}>", re.IGNORECASE)
 _BLOCK_TAG = re.compile(r"<(/?)(think|tools)>", re.IGNORECASE)
 
 # One alternative per explicit form; finditer walks them together, left to right.
@@ -153,7 +158,7 @@ def parse_action(text: object) -> str:
     if not isinstance(text, str):
         return NO_ACTION
     try:
-        body = strip_reasoning(text)
+        body = RATIONALE_PATTERN.sub(" ", strip_reasoning(text))
         return _explicit_call(body) or _bare_first_line(body) or NO_ACTION
     except Exception:  # a parser bug must not crash an episode; count it as no action
         return NO_ACTION

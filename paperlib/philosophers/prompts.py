@@ -13,11 +13,10 @@ a version by valid-call rate is fair, choosing it by reward is not.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 
 from paperlib.philosophers.env import TOOLS, Observation
+from paperlib.philosophers.parsing import RATIONALE_TAG
 
 TOOL_DESCRIPTIONS = {
     "pick_up_left": "Pick up your left fork, if it is free.",
@@ -50,6 +49,18 @@ PLAIN_TOOLS = (
     '<tool_call>{{"name": "TOOL_NAME"}}</tool_call>'
 )
 
+# The knowing-doing lens at the table [ours] (``paperlib.philosophers.knowing_doing``): one
+# tool name in an XML-like tag, like the <tool_call> and <ucb_values> tags the models
+# already meet. The instruction states the rule, as paper B tells its model the UCB rule.
+RATIONALE_FORMAT = f"<{RATIONALE_TAG}>TOOL_NAME</{RATIONALE_TAG}>"
+RATIONALE_INSTRUCTION = (
+    "Before you call a tool, say which tool is sensible for you right now, written as "
+    f"{RATIONALE_FORMAT} with exactly one tool name. The sensible tool: with both forks, eat if "
+    "you may eat, otherwise put one fork down; with one fork, pick up the other one if it is free "
+    "and you may eat, otherwise put your fork down; with no fork, pick up a fork if both are free, "
+    "otherwise think. Then make your tool call."
+)
+
 # The prefix a constrained decision forces before scoring each tool name.
 CALL_PREFIX = '<tool_call>{"name": "'
 CALL_SUFFIX = '"'
@@ -76,6 +87,7 @@ def describe(obs: Observation) -> str:
 class PromptVersion:
     name: str
     list_options: bool  # the user message ends by listing the six tool names
+    ask_rationale: bool = False  # first name the sensible tool in <sensible>TOOL</sensible> (free decisions only)
 
     def system(self, n: int, native_tools: bool) -> str:
         text = RULES.format(n=n)
@@ -86,7 +98,9 @@ class PromptVersion:
 
     def user(self, obs: Observation) -> str:
         text = describe(obs)
-        if self.list_options:
+        if self.ask_rationale:
+            text += "\n\n" + RATIONALE_INSTRUCTION + " Tools: " + ", ".join(TOOLS) + "."
+        elif self.list_options:
             text += "\n\nChoose one tool: " + ", ".join(TOOLS) + ". Answer with the tool call only."
         else:
             text += "\n\nWhat do you do?"
@@ -104,6 +118,8 @@ PROMPTS = {
     "rules-v1": PromptVersion("rules-v1", list_options=False),
     # the same, and the user message lists the options (helps small models name a tool)
     "options-v1": PromptVersion("options-v1", list_options=True),
+    # paper B's knowing-doing study at the table: state the sensible tool, then call one [ours]
+    "sensible-v1": PromptVersion("sensible-v1", list_options=True, ask_rationale=True),
 }
 DEFAULT_PROMPT = "options-v1"
 
@@ -114,9 +130,3 @@ def get_prompt(name: str) -> PromptVersion:
     except KeyError:
         raise ValueError(f"unknown prompt version {name!r}; choose one of {', '.join(PROMPTS)}") from None
 
-
-def prompt_hash(text) -> str:
-    """A short stable hash of a rendered prompt (or a conversation)."""
-    if not isinstance(text, str):
-        text = json.dumps(text, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]

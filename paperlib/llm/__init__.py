@@ -1,0 +1,1 @@
+"""Game-agnostic LLM decisions: one core over any backend, and traces per seat for trainers."""
