@@ -14,7 +14,7 @@ class ScriptedBackend:
     supports_tools = False
 
     def __init__(self, texts=(), scores=None, capabilities=Capabilities(True, True, True, True)):
-        self.texts, self.scores, self.capabilities = list(texts), scores or {}, capabilities
+        self.texts, self.scores, self.capabilities = list(texts), {} if scores is None else scores, capabilities
         self.calls = []
         self.tokenizer = lambda text, add_special_tokens=False: {"input_ids": [ord(c) for c in text]}
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from paperlib.bandits.agents import make_agent
-from paperlib.bandits.baselines import Decisions
+from paperlib.decisions import Decisions
 from paperlib.bandits.env import BanditEnv, BanditSpec
 from paperlib.bandits.parsing import parse_action
 from paperlib.bandits.prompts import build_prompt

@@ -36,26 +36,17 @@ an instance rerun alone meets the same bandit and rewards but not the same coin 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from paperlib.bandits.env import AGENT_STREAM, BanditSpec, History, generator
+from paperlib.decisions import Decisions
 
 UCB_ALPHA = 0.5
 EPSILON = 0.1
 PRIOR_MEAN, PRIOR_SD = 0.5, 1.0  # Gaussian Thompson sampling prior [ours]
 LLM_AGENT = "llm"
-
-
-@dataclass
-class Decisions:
-    """What an agent returns when it has more than arm indices to report."""
-
-    actions: np.ndarray  # (M,) arm index, -1 where the output held no valid action
-    texts: Sequence[str] | None = None  # raw completion per instance
-    extra: dict[str, Sequence] = field(default_factory=dict)  # more step columns, M values each
 
 
 class Agent(Protocol):

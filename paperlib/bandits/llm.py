@@ -43,11 +43,11 @@ from typing import Sequence
 import numpy as np
 
 from paperlib.backends import make_backend
-from paperlib.bandits.baselines import LLM_AGENT, Decisions
+from paperlib.bandits.baselines import LLM_AGENT
 from paperlib.bandits.env import BanditSpec, History
 from paperlib.bandits.parsing import parse_action
 from paperlib.bandits.prompts import ACTION_PREFIX, MAX_NEW_TOKENS, STYLES, build_prompt, prompt_name
-from paperlib.llm.core import ActionFormat, DecisionCore, Request, check_settings
+from paperlib.llm.core import ActionFormat, DecisionCore, Request, as_decisions, check_settings
 
 
 def _stream_options(backend, keys) -> dict:
@@ -141,10 +141,7 @@ class LLMAgent:
             raise
         if t == spec.horizon - 1:
             self._forget()
-        actions = np.array([-1 if c.action is None else c.action for c in choices])
-        columns = [c.columns() for c in choices]
-        extra = {name: [row[name] for row in columns] for name in columns[0] if name != "raw_completion"}
-        return Decisions(actions, [c.raw_completion for c in choices], extra)
+        return as_decisions(choices)
 
 
 def make_llm_agent(model: str | None = None, *, backend="hf", cot: bool = True, style: str | None = None,

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from paperlib.bandits.baselines import Agent, Decisions
+from paperlib.bandits.baselines import Agent
+from paperlib.decisions import Decisions
 from paperlib.bandits.env import FALLBACK_STREAM, BanditEnv, BanditSpec, generator, instance_seeds
 from paperlib.bandits.metrics import coverage, cumulative_regret
 

@@ -24,7 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from paperlib.bandits.baselines import UCB_ALPHA, Decisions
+from paperlib.bandits.baselines import UCB_ALPHA
+from paperlib.decisions import Decisions
 from paperlib.bandits.env import AGENT_STREAM, BanditSpec, History, generator
 from paperlib.bandits.metrics import ACTION_CLASSES, ucb_values
 

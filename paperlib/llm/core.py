@@ -46,6 +46,7 @@ import numpy as np
 
 from paperlib.backends import CAPABILITIES
 from paperlib.backends.base import Conversation, continuation_ids
+from paperlib.decisions import Decisions
 
 DECISION_MODES = ("free", "constrained")
 # The columns every game's step rows take from a Choice (besides its own episode,
@@ -222,6 +223,15 @@ class DecisionCore:
                                   "constrained" if completion is None else completion.finish_reason, "constrained",
                                   candidate_logprobs=row.tolist(), forced=answer != text))
         return choices
+
+
+def as_decisions(choices: Sequence[Choice], **columns: Sequence) -> Decisions:
+    """A batch of choices as a batched agent's ``Decisions``: the action index (-1 where none was
+    found), the raw completions, the step columns, and any ``columns`` the game adds."""
+    rows = [c.columns() for c in choices]
+    extra = {name: [row[name] for row in rows] for name in STEP_COLUMNS if name != "raw_completion"}
+    return Decisions(np.array([-1 if c.action is None else c.action for c in choices], dtype=np.int64),
+                     [c.raw_completion for c in choices], {**extra, **columns})
 
 
 def _total(logprobs) -> float:
