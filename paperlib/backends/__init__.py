@@ -3,16 +3,9 @@
 Each backend module is imported only when built, so this package imports nothing heavy.
 """
 
-from paperlib.backends.base import Capabilities
+from paperlib.backends.base import CAPABILITIES
 
-BACKENDS = ("hf", "openai", "vllm")
-# What each kind offers (``Capabilities``), known before a model loads, so that a setting
-# that needs more (a constrained decision over HTTP) is refused first.
-CAPABILITIES = {
-    "hf": Capabilities(renders=True, scores=True, logprobs=True, streams=True),
-    "openai": Capabilities(renders=False, scores=False, logprobs=False, streams=False),
-    "vllm": Capabilities(renders=True, scores=True, logprobs=False, streams=False),
-}
+BACKENDS = tuple(CAPABILITIES)  # hf, openai, vllm
 
 
 def make_backend(kind: str, model: str, **options):

@@ -39,6 +39,15 @@ class Capabilities:
     streams: bool  # keeps per-stream prompt KV between calls (``streams=`` keys, ``forget``)
 
 
+# What each kind offers (``Capabilities``), known before a model loads, so that a setting
+# that needs more (a constrained decision over HTTP) is refused first.
+CAPABILITIES = {
+    "hf": Capabilities(renders=True, scores=True, logprobs=True, streams=True),
+    "openai": Capabilities(renders=False, scores=False, logprobs=False, streams=False),
+    "vllm": Capabilities(renders=True, scores=True, logprobs=False, streams=False),
+}
+
+
 class Backend(Protocol):
     name: str
     model: str

@@ -54,8 +54,7 @@ import torch
 from transformers import AttentionInterface, DynamicCache
 from transformers.cache_utils import Cache, DynamicLayer
 
-from paperlib.backends import CAPABILITIES
-from paperlib.backends.base import PROBE_TOOL, Completion, Conversation, continuation_ids
+from paperlib.backends.base import CAPABILITIES, PROBE_TOOL, Completion, Conversation, continuation_ids
 from paperlib.models import load_local
 
 # Below this many shared tokens the extra batch-1 forward is not worth it.

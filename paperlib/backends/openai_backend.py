@@ -24,8 +24,7 @@ from typing import Sequence
 
 import openai
 
-from paperlib.backends import CAPABILITIES
-from paperlib.backends.base import Completion, Conversation
+from paperlib.backends.base import CAPABILITIES, Completion, Conversation
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from paperlib.backends import CAPABILITIES
-from paperlib.backends.base import PROBE_TOOL, Completion, Conversation
+from paperlib.backends.base import CAPABILITIES, PROBE_TOOL, Completion, Conversation
 
 NEEDS_VLLM = "the vllm backend needs the vllm package on a CUDA machine: pip install vllm"
 

@@ -44,8 +44,7 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
-from paperlib.backends import CAPABILITIES
-from paperlib.backends.base import Conversation, continuation_ids
+from paperlib.backends.base import CAPABILITIES, Conversation, continuation_ids
 from paperlib.decisions import Decisions
 
 DECISION_MODES = ("free", "constrained")
