@@ -19,6 +19,7 @@ from paperlib import paths  # noqa: E402
 
 OURS = "ours"
 PAPER = "paper"
+SEED = 0  # every bootstrap interval is drawn with it: the same data gives the same figure
 
 
 def set_style() -> None:
@@ -64,20 +65,38 @@ def _paper_line(ax, value, label, color="0.35"):
                 textcoords="offset points", ha="right", fontsize=7, color=color)
 
 
+def _lines(ax, data, y, order):
+    """One line per ``label`` of ``data`` (mean over instances at every step), coloured and
+    dashed after its place in ``order``, so a label looks the same in every panel."""
+    sns.lineplot(data=data, x="turn", y=y, hue="label", style="label", hue_order=order, style_order=order,
+                 errorbar=None, ax=ax)
+
+
+def _legend_right(axes):
+    """One legend right of the last panel naming every line of every panel: a panel may
+    lack some (the 5-arm panel has no LLM run), so no single panel's legend will do."""
+    handles = {}
+    for ax in axes:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(text, handle)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    axes[-1].legend(list(handles.values()), list(handles), fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
+
+
 def bandit_coverage(steps, reported, arms=(10, 20), value="coverage", ylabel="action coverage"):
     """Fig. 3a/b (and Fig. 16 with ``value="regret"``): the mean of ``value`` over instances at
     every step, one panel per arm count, one line per agent; ``reported`` is a list of
     (arms, value, label) drawn as dashed lines."""
     fig, axes = plt.subplots(1, len(arms), figsize=(5.6 * len(arms), 4), squeeze=False, sharey=value == "coverage")
+    order = list(dict.fromkeys(steps["label"]))
     for ax, k in zip(axes[0], arms):
-        data = steps[steps["arms"] == k]
-        sns.lineplot(data=data, x="turn", y=value, hue="label", style="label", errorbar=None, ax=ax)
+        _lines(ax, steps[steps["arms"] == k], value, order)
         for arm_count, number, label in reported:
             if arm_count == k:
                 _paper_line(ax, number, label)
         ax.set(title=f"{k} arms", xlabel="step", ylabel=ylabel)
-        ax.get_legend().remove()
-    axes[0][-1].legend(*axes[0][0].get_legend_handles_labels(), fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
+    _legend_right(axes[0])
     return fig
 
 
@@ -94,12 +113,11 @@ def noise_levels(steps, value="regret", ylabel="cumulative regret"):
     """Fig. 19: ``value`` over steps at each noise level (one panel each), one line per agent."""
     noises = [n for n in ("low", "medium", "high") if n in set(steps["noise"])]
     fig, axes = plt.subplots(1, len(noises), figsize=(5 * len(noises), 4), squeeze=False, sharey=True)
+    order = list(dict.fromkeys(steps["label"]))
     for ax, noise in zip(axes[0], noises):
-        sns.lineplot(data=steps[steps["noise"] == noise], x="turn", y=value, hue="label", style="label",
-                     errorbar=None, ax=ax)
+        _lines(ax, steps[steps["noise"] == noise], value, order)
         ax.set(title=f"{noise} noise", xlabel="step", ylabel=ylabel)
-        ax.get_legend().remove()
-    axes[0][-1].legend(*axes[0][0].get_legend_handles_labels(), fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
+    _legend_right(axes[0])
     return fig
 
 
@@ -108,7 +126,7 @@ def free_vs_constrained(summary):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, (column, label) in zip(axes, (("coverage", "action coverage after the last step"),
                                           ("valid", "share of steps with a valid ACTION="))):
-        sns.barplot(data=summary, x="label", y=column, hue="decision", ax=ax)
+        sns.barplot(data=summary, x="label", y=column, hue="decision", errorbar=None, ax=ax)  # a bar is one run's mean
         ax.set(xlabel="", ylabel=label, ylim=(0, 1.05))
         ax.tick_params(axis="x", rotation=30, labelsize=7)
         ax.get_legend().remove()
@@ -126,7 +144,7 @@ def frequency_bias(results, reported):
     fig, axes = plt.subplots(len(results), 2, figsize=(11, 3.6 * len(results)), squeeze=False)
     for (model, result), (left, right) in zip(results.items(), axes):
         r, _ = entropy_correlation(result)
-        sns.lineplot(data=result, x="repetitions", y="entropy", errorbar=("ci", 95), ax=left)
+        sns.lineplot(data=result, x="repetitions", y="entropy", errorbar=("ci", 95), seed=SEED, ax=left)
         left.set(title=f"{model}: r = {r:+.2f}", xlabel="repetitions of the last action", ylabel="entropy (nats)")
         shares = strategy_shares(result).drop(index="all")
         shares[list(STRATEGIES)].plot.bar(stacked=True, ax=right, width=0.85, legend=False)

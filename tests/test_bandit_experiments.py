@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -16,7 +17,8 @@ def test_every_profile_makes_distinct_runs(name):
     runs = experiments.greediness_runs(settings)
     assert len({run.id for run in runs}) == len(runs)
     llm = [run for run in runs if run.agent == "llm"]
-    assert {run.model for run in llm} == set(settings.bandit_models)
+    assert {run.model for run in llm} == {*settings.bandit_models, *settings.bandit_compare_models,
+                                          *settings.bandit_sweep_models}
     assert {run.decision for run in llm} == set(settings.bandit_decisions)
     assert all(run.instances == settings.bandit_llm_instances for run in llm)
     kd = experiments.knowing_doing_runs(settings)
@@ -66,3 +68,121 @@ def test_summary_and_claims_on_baselines(tmp_path):
 def test_the_papers_knowing_doing_matrix():
     matrix = experiments.paper_knowing_doing(experiments.paper_numbers())
     assert matrix.loc["correct"].tolist() == [21.6, 58.1, 10.6] and matrix.loc["wrong"].tolist() == [0.6, 7.2, 2.0]
+
+
+def _llm_run(model, decision, cot, actions, invalid=(), arms=10, instances=2):
+    """Hand-made episode and step rows of an LLM run that plays ``actions`` in every instance;
+    the turns in ``invalid`` are steps without a valid ACTION= (the runner's random arm)."""
+    run = Run("llm", arms, "low", instances, len(actions), model, cot, decision).id
+    turns = range(1, len(actions) + 1)
+    tried = [len(set(actions[:t])) / arms for t in turns]
+    steps = pd.DataFrame([{"run": run, "episode": e, "turn": t, "action": a, "valid": t not in invalid, "coverage": c,
+                           "regret": 0.1 * t} for e in range(instances) for t, a, c in zip(turns, actions, tried)])
+    episodes = pd.DataFrame([{"run": run, "agent": "llm", "model": model, "cot": cot, "decision": decision, "arms": arms,
+                              "noise": "low", "horizon": len(actions), "episode": e, "coverage": tried[-1],
+                              "regret": 0.1 * len(actions), "invalid_steps": len(invalid)} for e in range(instances)])
+    return episodes, steps
+
+
+@pytest.fixture(scope="module")
+def greedy_coder(tmp_path_factory):
+    """Baselines on the 10-armed bandit beside two hand-made models: ``tiny-lm`` in both decision
+    modes and ``coder-lm`` in free mode only, which tries arm 0, then arm 1, writes no valid
+    ACTION= once (the random arm 5 is played) and stays on arm 1."""
+    runs = [Run(agent, 10, "low", 8, 50) for agent in ("random", "ucb", "greedy")]
+    episodes, steps = experiments.run_all(runs, tmp_path_factory.mktemp("runs"), backend_of=None)
+    coder = [0, 1, 5] + [1] * 47
+    frames = [(episodes, steps), _llm_run("tiny-lm", "constrained", True, [2] * 50),
+              _llm_run("tiny-lm", "constrained", False, [2] * 50), _llm_run("tiny-lm", "free", False, list(range(10)) * 5),
+              _llm_run("coder-lm", "free", False, coder, invalid=(3,))]
+    episodes, steps = (pd.concat(parts, ignore_index=True) for parts in zip(*frames))
+    summary = experiments.summarise(episodes, "constrained")
+    settings = replace(profiles.get_profile("smoke"), bandit_models=("tiny-lm",), bandit_main_arms=10)
+    return settings, summary, experiments.with_runs(steps, summary)
+
+
+def test_a_model_without_a_run_in_the_figures_mode_is_shown_in_its_own(greedy_coder):
+    _, summary, _ = greedy_coder
+    shown = summary.set_index(["model", "cot", "decision"])
+    assert shown.loc[("coder-lm", False, "free"), ["label", "in_figure"]].tolist() == ["coder-lm no CoT (free)", True]
+    assert shown.loc[("tiny-lm", False, "free"), ["label", "in_figure"]].tolist() == ["tiny-lm no CoT", False]
+    assert shown.loc[("tiny-lm", False, "constrained"), ["label", "in_figure"]].tolist() == ["tiny-lm no CoT", True]
+
+
+def test_the_claims_cover_a_free_only_model(greedy_coder):
+    settings, summary, steps = greedy_coder
+    claims = experiments.greediness_claims(summary, steps, settings, experiments.paper_numbers())
+    assert claims["model"].unique().tolist() == ["tiny-lm", "coder-lm"]
+    coder = claims[claims["model"] == "coder-lm"].set_index("id")
+    assert (coder["decision"] == "free").all()
+    assert coder.loc["B03", "ours"] == 0.3 and coder.loc["B03", "the effect, if"] == "below UCB's 1.00"
+    assert bool(coder.loc["B03", "shown"])
+    assert coder.loc["B05", "ours"] == 3 and "no CoT" in coder.loc["B05", "claim"]  # read on its no-CoT curve
+    assert coder.loc[["B01/B02", "B04"], "shown"].isna().all()  # no CoT run, no 20-arm run: not run
+    tiny = claims[claims["model"] == "tiny-lm"].set_index("id")
+    assert (tiny["decision"] == "constrained").all() and tiny.loc["B03", "the effect, if"] == "below the CoT run"
+    assert tiny.loc["B01/B02", "ours"] == 0.1 and not tiny.loc["B03", "shown"]
+    assert experiments.claims_sentences(claims).splitlines() == [
+        "- **tiny-lm (constrained)**: the paper's effect shown in B01/B02, B05; not shown in B03; "
+        "not run on this profile for B04.",
+        "- **coder-lm (free)**: the paper's effect shown in B03, B05; not run on this profile for B01/B02, B04."]
+
+
+def test_own_choices_leave_out_the_random_arm_of_an_invalid_step(greedy_coder):
+    _, _, steps = greedy_coder
+    choices = experiments.own_choices(steps).set_index("run")
+    coder = Run("llm", 10, "low", 2, 50, "coder-lm", False, "free").id
+    assert choices.loc[coder, "arms_chosen"] == 2 and choices.loc[coder, "top_share"] == pytest.approx(48 / 49)
+    assert not choices.index.str.startswith(("ucb", "random", "greedy")).any()
+
+
+def test_the_sentences_of_notebook_11(greedy_coder):
+    _, summary, steps = greedy_coder
+    text = experiments.llm_run_sentences(summary, experiments.own_choices(steps), 10, 50)
+    assert len(text.splitlines()) == 4
+    assert ("- **coder-lm no CoT (free)**: a valid `ACTION=` in 98% of its steps (the others played a random "
+            "arm); coverage after 50 steps 0.30 (UCB 1.00, random ") in text
+    assert "the arms it chose itself: 2.0 of 10 per episode on average, 98% of its choices on the one it chose most." in text
+    assert "- **tiny-lm no CoT (free)**: a valid `ACTION=` in 100% of its steps; coverage after 50 steps 1.00" in text
+    assert "- **tiny-lm CoT (constrained)**: coverage after 50 steps 0.10" in text  # no valid share: it is forced
+    mute = summary.assign(valid=summary["valid"].where(summary["model"] != "coder-lm", 0.0))
+    text = experiments.llm_run_sentences(mute, experiments.own_choices(steps[steps["model"] != "coder-lm"]), 10, 50)
+    assert ("- **coder-lm no CoT (free)**: a valid `ACTION=` in 0% of its steps (every step played a random arm); "
+            "coverage after 50 steps 0.30") in text and text.endswith("it never chose an arm itself.")
+    baselines = experiments.baseline_sentence(summary, steps, 10)
+    assert baselines.startswith("On the 10-armed bandit at low noise UCB had tried 100% of the arms by step 10; "
+                                "after 50 steps the baselines covered: ucb 100% (regret ")
+    short = steps[steps["turn"] <= 6]  # a horizon shorter than the arm count: UCB's coverage at its last step
+    assert experiments.baseline_sentence(summary, short, 10).startswith(
+        "On the 10-armed bandit at low noise UCB had tried 60% of the arms by step 6; after 6 steps")
+
+
+def _frequency_result(entropy, strategy):
+    repetitions = np.repeat([0, 5, 10, 15], 3)
+    return pd.DataFrame({"repetitions": repetitions, "entropy": entropy(repetitions) + np.tile([0.0, 0.1, 0.2], 4),
+                         "strategy": strategy})
+
+
+def test_the_sentences_of_notebook_12():
+    results = {"copier": _frequency_result(lambda r: 2.0 - r / 10, ["frequent"] * 11 + ["greedy"]),
+               "explorer": _frequency_result(lambda r: r / 10, ["other"] * 12)}
+    claims = experiments.frequency_bias_claims(results, experiments.paper_numbers())
+    lines = experiments.frequency_bias_sentences(claims).splitlines()
+    assert lines[0].startswith("- **copier**: r = -0.9") and "92% of its predictions are the most frequent action" in lines[0]
+    assert lines[0].endswith("It shows the 2B's frequency bias.") and "(p = " in lines[0]
+    assert "paper 2B / 27B: -0.67 / 0.61" in lines[0] and "paper frequent 2B / 27B: 0.96 / 0.14" in lines[0]
+    assert lines[1].startswith("- **explorer**: r = +0.9") and lines[1].endswith("It does not show the 2B's frequency bias.")
+
+
+def test_the_sentences_of_notebook_13():
+    runs = ["llm/tiny-lm/knowing_doing/constrained/tokens16/k10/low/T4/M2", "llm/tiny-lm/knowing_doing/free/tokens16/k10/low/T4/M2"]
+    table = pd.DataFrame({"run": runs, "steps": [8, 8], "wrote any UCB value": [1.0, 0.0],
+                          "correct rationale": [0.75, 0.0], "valid action": [1.0, 0.5]})
+    knows = pd.DataFrame([[25.0, 50.0, 0.0], [0.0, 25.0, 0.0]], index=["correct", "wrong"], columns=["optimal", "greedy", "other"])
+    blind = pd.DataFrame([[0.0, 0.0, 0.0], [25.0, 25.0, 50.0]], index=["correct", "wrong"], columns=["optimal", "greedy", "other"])
+    lines = experiments.knowing_doing_sentences(table, dict(zip(runs, (knows, blind))), experiments.paper_numbers()).splitlines()
+    assert lines[0] == ("- **tiny-lm (constrained)** wrote any UCB value in 100% of its 8 steps and a correct rationale in 75% "
+                        "(paper, Gemma2 27B: 87%); with a correct rationale it acted greedily in 50.0% and optimally in "
+                        "25.0% of all steps (paper, Gemma2 27B: 58.1 and 21.6). It shows the paper's knowing-doing gap.")
+    assert lines[1].startswith("- **tiny-lm (free)** wrote any UCB value in 0%")
+    assert lines[1].endswith("It does not show the paper's knowing-doing gap.")

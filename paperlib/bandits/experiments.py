@@ -107,15 +107,19 @@ def paper_numbers() -> pd.DataFrame:
     return table[table["paper"] == "B"].set_index("id")
 
 
-def label(agent: str, model: str, cot: bool) -> str:
-    """How a run is named in legends: the baseline, or the model and CoT on or off."""
-    return agent if agent != "llm" else f"{model} {'CoT' if cot else 'no CoT'}"
+def label(agent: str, model: str, cot: bool, decision: str | None = None) -> str:
+    """How a run is named in legends: the baseline, or the model and CoT on or off, and
+    the decision mode in brackets when it is given."""
+    if agent != "llm":
+        return agent
+    return f"{model} {'CoT' if cot else 'no CoT'}" + (f" ({decision})" if decision else "")
 
 
 def summarise(episodes: pd.DataFrame, figure_decision: str) -> pd.DataFrame:
     """One row per run: its settings and the means over instances of the final coverage and
     regret, and of the share of steps with a valid action; ``in_figure`` marks the runs the
-    figures show (baselines, and LLM runs in ``figure_decision`` mode)."""
+    figures show: baselines, LLM runs in ``figure_decision`` mode, and the runs of a model
+    that plays no run in that mode (shown in the mode it played, which its label names)."""
     frame = episodes.assign(valid=1 - episodes["invalid_steps"] / episodes["horizon"])
     if "decision" not in frame:
         frame["decision"] = None
@@ -123,8 +127,11 @@ def summarise(episodes: pd.DataFrame, figure_decision: str) -> pd.DataFrame:
     keys = ["run", "agent", "model", "cot", "decision", "arms", "noise"]
     out = frame.groupby(keys, dropna=False, sort=False)[["coverage", "regret", "valid"]].mean().reset_index()
     out["instances"] = frame.groupby("run", sort=False).size().loc[out["run"]].to_numpy()
-    out["label"] = [label(a, m, c) for a, m, c in zip(out["agent"], out["model"], out["cot"])]
-    out["in_figure"] = (out["agent"] != "llm") | (out["decision"] == figure_decision)
+    llm, in_mode = out["agent"] == "llm", out["decision"] == figure_decision
+    other_mode = llm & ~out["model"].isin(out.loc[llm & in_mode, "model"])
+    out["label"] = [label(a, m, c, d if other else None)
+                    for a, m, c, d, other in zip(out["agent"], out["model"], out["cot"], out["decision"], other_mode)]
+    out["in_figure"] = ~llm | in_mode | other_mode
     return out
 
 
@@ -142,38 +149,114 @@ def stagnation_step(coverage_by_step: pd.Series, share: float = 0.9) -> int:
 
 
 def greediness_claims(summary: pd.DataFrame, steps: pd.DataFrame, settings, paper: pd.DataFrame) -> pd.DataFrame:
-    """Paper B's coverage claims (B01-B05) beside ours, per model, in the figure's decision
-    mode, with the test that says whether ours shows the paper's effect. UCB's coverage on
-    the same bandits is the reference: it tries every arm by step k."""
+    """Paper B's coverage claims (B01-B05) beside ours, per model of ``bandit_models`` and per
+    other model the figures show, in the decision mode the figures show it in (``decision``),
+    with the test that says whether ours shows the paper's effect. UCB's coverage on the
+    same bandits is the reference: it tries every arm by step k. Without CoT the paper's
+    effect is coverage below the CoT run's, or below UCB's for a model with no CoT run; the
+    stagnation step (B05) is read on the CoT curve, or on the no-CoT one for such a model."""
     k, low = settings.bandit_main_arms, summary["noise"] == "low"
     llm = summary[(summary["agent"] == "llm") & summary["in_figure"] & low]
     ucb = summary[(summary["agent"] == "ucb") & low].set_index("arms")["coverage"]
+    ucb_k, ucb_wide = ucb.get(k, float("nan")), ucb.get(20, float("nan"))
+    decisions = dict(zip(llm["model"], llm["decision"]))
 
     def coverage(model, arms, cot):
         row = llm[(llm["model"] == model) & (llm["arms"] == arms) & (llm["cot"] == cot)]
         return float(row["coverage"].iloc[0]) if len(row) else float("nan")
 
     rows = []
-    for model in settings.bandit_models:
+    for model in dict.fromkeys([*settings.bandit_models, *decisions]):
         cot, no_cot, wide = coverage(model, k, True), coverage(model, k, False), coverage(model, 20, True)
         if wide != wide:  # no CoT run at 20 arms: the no-CoT one
             wide = coverage(model, 20, False)
-        curve = steps[(steps["model"] == model) & (steps["arms"] == k) & (steps["noise"] == "low") & steps["cot"]
-                      & steps["in_figure"]].groupby("turn")["coverage"].mean()
+        has_cot = cot == cot  # NaN: no CoT run
+        curve_cot = has_cot or no_cot != no_cot  # the CoT curve, or the no-CoT one for a model without CoT runs
+        curve = steps[(steps["model"] == model) & (steps["arms"] == k) & (steps["noise"] == "low")
+                      & (steps["cot"] == curve_cot) & steps["in_figure"]].groupby("turn")["coverage"].mean()
         stagnation = stagnation_step(curve) if len(curve) else float("nan")
+        below, reference = ((no_cot < cot, "below the CoT run") if has_cot
+                            else (no_cot < ucb_k, f"below UCB's {ucb_k:.2f}"))
+        decision = decisions.get(model, settings.bandit_figure_decision)
         rows += [
-            (model, "B01/B02", f"coverage after 50 steps, {k} arms, CoT", "0.40 (2B), 0.65 (9B, 27B)", cot,
-             f"below UCB's {ucb.get(k, float('nan')):.2f}", cot < ucb.get(k, float("nan"))),
-            (model, "B03", f"coverage without CoT, {k} arms", str(paper.loc["B03", "value"]), no_cot,
-             "below the CoT run", no_cot < cot),
-            (model, "B04", "coverage, 20 arms", str(paper.loc["B04", "value"]), wide,
-             f"below UCB's {ucb.get(20, float('nan')):.2f}", wide < ucb.get(20, float("nan"))),
-            (model, "B05", "step by which coverage reaches 90% of its final value [ours]", str(paper.loc["B05", "value"]),
-             stagnation, "at most 20 of 50 steps", stagnation <= 20),
+            (model, decision, "B01/B02", f"coverage after 50 steps, {k} arms, CoT", "0.40 (2B), 0.65 (9B, 27B)", cot,
+             f"below UCB's {ucb_k:.2f}", cot < ucb_k),
+            (model, decision, "B03", f"coverage without CoT, {k} arms", str(paper.loc["B03", "value"]), no_cot,
+             reference, below),
+            (model, decision, "B04", "coverage, 20 arms", str(paper.loc["B04", "value"]), wide,
+             f"below UCB's {ucb_wide:.2f}", wide < ucb_wide),
+            (model, decision, "B05",
+             f"step by which coverage reaches 90% of its final value, {'CoT' if curve_cot else 'no CoT'} [ours]",
+             str(paper.loc["B05", "value"]), stagnation, "at most 20 of 50 steps", stagnation <= 20),
         ]
-    claims = pd.DataFrame(rows, columns=["model", "id", "claim", "paper", "ours", "the effect, if", "shown"])
+    claims = pd.DataFrame(rows, columns=["model", "decision", "id", "claim", "paper", "ours", "the effect, if", "shown"])
     claims["shown"] = claims["shown"].astype("boolean").mask(claims["ours"].isna())  # <NA>: not run on this profile
     return claims
+
+
+def claims_sentences(claims: pd.DataFrame) -> str:
+    """A Markdown bullet per model of ``greediness_claims``: the claims whose effect ours
+    shows, those whose effect it does not show, and those with no run on this profile."""
+    lines = []
+    for (model, decision), rows in claims.groupby(["model", "decision"], sort=False):
+        shown = rows["shown"]
+        groups = (("shown in", shown.fillna(False).astype(bool)), ("not shown in", (~shown).fillna(False).astype(bool)),
+                  ("not run on this profile for", shown.isna()))
+        parts = [f"{what} {', '.join(rows.loc[mask, 'id'])}" for what, mask in groups if mask.any()]
+        lines.append(f"- **{model} ({decision})**: the paper's effect " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def own_choices(steps: pd.DataFrame) -> pd.DataFrame:
+    """Per LLM run (step rows from ``with_runs``), means over its episodes of the arms the
+    model chose itself, its valid actions (an invalid step plays the runner's random arm):
+    ``arms_chosen``, how many distinct arms, and ``top_share``, the share of them that went
+    to the arm it chose most. A run with no valid action has no row."""
+    valid = steps[(steps["agent"] == "llm") & steps["valid"]]
+    per_episode = valid.groupby(["run", "episode"])["action"].agg(
+        arms_chosen="nunique", top_share=lambda actions: actions.value_counts().iloc[0] / len(actions))
+    return per_episode.groupby("run").mean().reset_index()
+
+
+def baseline_sentence(summary: pd.DataFrame, steps: pd.DataFrame, arms: int) -> str:
+    """What the baselines do on the ``arms``-armed bandit at low noise, the reference every LLM
+    run is read against: UCB's coverage by step ``arms`` (or the last step, if sooner), and
+    the final coverage and regret of random, greedy and UCB."""
+    low = summary[(summary["agent"] != "llm") & (summary["arms"] == arms) & (summary["noise"] == "low")]
+    final = low.set_index("agent")
+    ucb_steps = steps[(steps["agent"] == "ucb") & (steps["arms"] == arms) & (steps["noise"] == "low")]
+    horizon = int(ucb_steps["turn"].max())
+    early = ucb_steps.loc[ucb_steps["turn"] == min(arms, horizon), "coverage"].mean()
+
+    def described(agent):
+        return f"{agent} {final.loc[agent, 'coverage']:.0%} (regret {final.loc[agent, 'regret']:.1f})"
+
+    return (f"On the {arms}-armed bandit at low noise UCB had tried {early:.0%} of the arms by step {min(arms, horizon)}; "
+            f"after {horizon} steps the baselines covered: {', '.join(described(a) for a in ('ucb', 'random', 'greedy'))}.")
+
+
+def llm_run_sentences(summary: pd.DataFrame, choices: pd.DataFrame, arms: int, horizon: int) -> str:
+    """A Markdown bullet per LLM run on the ``arms``-armed bandit at low noise: how often a
+    free run wrote a valid ACTION=, its coverage after ``horizon`` steps beside UCB's and
+    random's, and the arms it chose itself (``own_choices``): how many, and how much of its
+    play went to one of them, the commitment paper B calls greedy."""
+    low = summary[(summary["arms"] == arms) & (summary["noise"] == "low")]
+    reference = low[low["agent"] != "llm"].set_index("agent")["coverage"]
+    runs = low[low["agent"] == "llm"].merge(choices, on="run", how="left")
+    lines = []
+    for row in runs.itertuples():
+        valid = ""
+        if row.decision == "free":
+            fallback = "every step" if row.valid == 0 else "the others" if row.valid < 1 else ""
+            valid = f"a valid `ACTION=` in {row.valid:.0%} of its steps" + (
+                f" ({fallback} played a random arm); " if fallback else "; ")
+        chosen = ("it never chose an arm itself." if row.arms_chosen != row.arms_chosen else
+                  f"the arms it chose itself: {row.arms_chosen:.1f} of {arms} per episode on average, "
+                  f"{row.top_share:.0%} of its choices on the one it chose most.")
+        lines.append(f"- **{row.model} {'CoT' if row.cot else 'no CoT'} ({row.decision})**: {valid}coverage after "
+                     f"{horizon} steps {row.coverage:.2f} (UCB {reference['ucb']:.2f}, random {reference['random']:.2f}); "
+                     f"{chosen}")
+    return "\n".join(lines)
 
 
 def frequency_bias_results(settings, backend_of, directory: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
@@ -219,6 +302,22 @@ def frequency_bias_claims(results: dict[str, pd.DataFrame], paper: pd.DataFrame)
                      "paper frequent 0-10 (2B)": str(paper.loc["B18", "value"]),
                      "shown: r < 0 and frequent > 0.5": bool(r < 0 and shares.loc["all", "frequent"] > 0.5)})
     return pd.DataFrame(rows)
+
+
+def frequency_bias_sentences(claims: pd.DataFrame) -> str:
+    """A Markdown bullet per model of ``frequency_bias_claims``: its correlation and the share
+    of its predictions that are the most frequent action, beside the paper's 2B and 27B, and
+    whether it shows the 2B's frequency bias."""
+    lines = []
+    for row in claims.to_dict("records"):
+        verdict = "shows" if row["shown: r < 0 and frequent > 0.5"] else "does not show"
+        lines.append(
+            f"- **{row['model']}**: r = {row['r']:+.2f} (p = {row['p']:.2g}; paper 2B / 27B: {row['paper r (2B / 27B)']}); "
+            f"{row['frequent']:.0%} of its predictions are the most frequent action and {row['greedy']:.0%} the greedy "
+            f"one (paper frequent 2B / 27B: {row['paper frequent (2B / 27B)']}); at 0-10 repetitions "
+            f"{row['frequent, 0-10 repetitions']:.0%} frequent (paper 2B: {row['paper frequent 0-10 (2B)']}). "
+            f"It {verdict} the 2B's frequency bias.")
+    return "\n".join(lines)
 
 
 def knowing_doing_runs(settings) -> list[Run]:
@@ -267,3 +366,23 @@ def paper_knowing_doing(paper: pd.DataFrame) -> pd.DataFrame:
     for (rationale, action), number in ids.items():
         matrix.loc[rationale, action] = float(paper.loc[number, "value"])
     return matrix
+
+
+def knowing_doing_sentences(table: pd.DataFrame, matrices: dict[str, pd.DataFrame], paper: pd.DataFrame) -> str:
+    """A Markdown bullet per knowing-doing run (``knowing_doing_summary``): how often the model
+    wrote any UCB value and a correct rationale, the correct-rationale row of its matrix beside
+    the paper's 27B (B10, B11), and whether it shows the paper's gap: most rationales correct
+    and, with a correct one, a greedy action more often than an optimal one."""
+    lines = []
+    for row in table.to_dict("records"):
+        correct = matrices[row["run"]].loc["correct"]
+        shown = row["correct rationale"] > 0.5 and correct["greedy"] > correct["optimal"]
+        model, decision = row["run"].split("/")[1], row["run"].split("/")[3]
+        lines.append(
+            f"- **{model} ({decision})** wrote any UCB value in {row['wrote any UCB value']:.0%} of its "
+            f"{row['steps']} steps and a correct rationale in {row['correct rationale']:.0%} (paper, Gemma2 27B: "
+            f"{paper.loc['B16', 'value']}%); with a correct rationale it "
+            f"acted greedily in {correct['greedy']:.1f}% and optimally in {correct['optimal']:.1f}% of all steps "
+            f"(paper, Gemma2 27B: {paper.loc['B10', 'value']} and {paper.loc['B11', 'value']}). "
+            f"It {'shows' if shown else 'does not show'} the paper's knowing-doing gap.")
+    return "\n".join(lines)

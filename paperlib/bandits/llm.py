@@ -13,8 +13,8 @@ seeds and writes the step columns for every game. Two ways to decide (``decision
   and the last valid ``ACTION=X`` in its text is the action (``parsing.parse_action``);
   where there is none the agent returns -1 and the runner plays a random arm and
   flags the step invalid.
-- ``constrained`` **[ours]** (the embedded models almost never write a valid
-  ``ACTION=``, measured in notebook 11): the model writes its own text first (its CoT, stopped at
+- ``constrained`` **[ours]** (for a model that rarely writes a valid ``ACTION=``
+  itself; notebook 11 measures each model's share): the model writes its own text first (its CoT, stopped at
   its own ``ACTION=`` if it writes one; nothing without CoT), then the answer prefix
   ``ACTION=`` is forced (on a new line unless the text already ends with it) and the
   arm is chosen from the model's log-probability of every arm name continuing that
