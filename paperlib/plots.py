@@ -185,13 +185,20 @@ def coordination_gap(table, paper):
     ns = sorted(cells["n"].unique())
     offsets = {label: (i - (cells["label"].nunique() - 1) / 2) * 0.08 for i, label in enumerate(cells["label"].unique())}
     beside = max(offsets.values()) + 0.35  # the paper's numbers stand right of ours
+    # scripted baselines dark and dashed, every model line a colour of its own (the default
+    # palette has 10, which eleven lines would repeat)
+    scripted = set(cells.loc[cells["decision"] == "scripted", "label"])
+    models = cells.loc[cells["decision"] != "scripted", "label"].unique()
+    colors = (dict(zip([label for label in cells["label"].unique() if label in scripted],
+                       sns.color_palette("dark", len(scripted))))
+              | dict(zip(models, sns.color_palette(n_colors=len(models)))))
     for ax, (column, title, ci) in zip(axes, panels):
         for label, rows in cells.groupby("label", sort=False):
             x = rows["n"] + offsets[label]
             err = None if ci is None else [(rows[column] - rows[f"{ci}_low"]).clip(lower=0),  # float noise
                                            (rows[f"{ci}_high"] - rows[column]).clip(lower=0)]
-            style = dict(ls="--", alpha=0.75) if label in set(cells.loc[cells["decision"] == "scripted", "label"]) else {}
-            ax.errorbar(x, rows[column], yerr=err, marker="o", ms=4, capsize=2, label=label, **style)
+            style = dict(ls="--", alpha=0.75) if label in scripted else {}
+            ax.errorbar(x, rows[column], yerr=err, marker="o", ms=4, capsize=2, label=label, color=colors[label], **style)
         claims = {"reward": "mean reward", "deadlock_rate": "deadlock rate"}.get(column)
         if claims is not None and len(paper):
             for row in paper[paper["claim"].str.contains(claims)].itertuples():

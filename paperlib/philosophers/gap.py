@@ -13,6 +13,9 @@ the tables set beside the paper's reported numbers.
 
 Every LLM run goes through a ``RolloutStore`` under ``rollouts_dir``, so an interrupted
 notebook resumes where it stopped.
+
+The notebook's tables are built here too, and so is its closing paragraph
+(:func:`what_this_shows`): every sentence that states a result is computed from the run.
 """
 
 from __future__ import annotations
@@ -20,11 +23,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from paperlib.data import RolloutStore
 from paperlib.philosophers.analysis import call_rates, summarise
+from paperlib.philosophers.env import NO_ACTION
 from paperlib.philosophers.evaluate import evaluate
+
+PROBE, GRID = "probe, smallest N", "grid, all N"  # the two kinds of rows of :func:`call_rate_table`
+QWEN_FAMILY = "qwen"  # a model whose name starts with this is set beside the paper's Qwen3-14B
 
 
 def run_gap(settings, seed: int, rollouts_dir, progress: bool = False, log=print) -> dict[str, pd.DataFrame]:
@@ -114,3 +122,239 @@ def no_call_effect(episodes: pd.DataFrame) -> pd.DataFrame:
                      "reward_with_calls": cell.loc[~silent, "reward"].mean(),
                      "meals_with_calls": cell.loc[~silent, "meals_total"].mean()})
     return pd.DataFrame(rows)
+
+
+def call_rate_table(probe_steps: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
+    """Valid-call rates (``analysis.call_rates``) per model and prompt version: in the probe
+    for every version (``where`` = :data:`PROBE`) and over the grid for the chosen one
+    (``where`` = :data:`GRID`)."""
+    return pd.concat([call_rates(probe_steps).assign(where=PROBE), call_rates(steps).assign(where=GRID)],
+                     ignore_index=True)
+
+
+def behaviour(episodes: pd.DataFrame) -> pd.DataFrame:
+    """What each LLM model does per decision mode, over every N of the grid.
+
+    ``completions``: one per philosopher and round played; ``calls``: those holding a
+    parseable call, ``call_rate`` = calls / completions (constrained mode always names a
+    tool); ``valid_rate`` = valid actions / completions; ``invalid_rate`` = invalid actions
+    / calls (an action that cannot succeed has no effect); ``meals`` per episode;
+    ``with_meals``: episodes with at least one meal; mean ``reward``; ``degenerate``:
+    episodes at the reward's maximum 1.0 with zero meals (the paper's DeepSeek case)."""
+    rows = []
+    llm = episodes[episodes["decision"] != "scripted"]
+    for (model, decision), cell in llm.groupby(["model", "decision"], sort=False):
+        calls, invalid = int(cell["actions_total"].sum()), int(cell["invalid_actions"].sum())
+        completions = calls + int(cell["no_actions"].sum())
+        rows.append({"model": model, "decision": decision, "episodes": len(cell), "completions": completions,
+                     "calls": calls, "call_rate": calls / completions, "valid_actions": calls - invalid,
+                     "valid_rate": (calls - invalid) / completions,
+                     "invalid_rate": invalid / calls if calls else np.nan, "meals": cell["meals_total"].mean(),
+                     "with_meals": int((cell["meals_total"] > 0).sum()), "reward": cell["reward"].mean(),
+                     "degenerate": int(((cell["meals_total"] == 0) & np.isclose(cell["reward"], 1.0)).sum())})
+    return pd.DataFrame(rows)
+
+
+def action_shares(steps: pd.DataFrame, decision: str) -> pd.DataFrame:
+    """Share of each action among a model's steps in one decision mode: rows ``model``,
+    ``action``, ``share``, most common first within each model."""
+    mine = steps[steps["decision_mode"] == decision]
+    return mine.groupby("model", sort=False)["action"].value_counts(normalize=True).rename("share").reset_index()
+
+
+def what_this_shows(table: pd.DataFrame, episodes: pd.DataFrame, steps: pd.DataFrame, rates: pd.DataFrame,
+                    paper: pd.DataFrame) -> str:
+    """Notebook 02's closing paragraph, as Markdown, every number computed from the run:
+    ``table`` (:func:`gap_table`), ``episodes`` and ``steps`` (:func:`run_gap`), ``rates``
+    (:func:`call_rate_table`) and ``paper`` (:func:`paper_rows`).
+
+    One bullet per decision mode (each model's call and action rates, reward, deadlock
+    rate and meals by N, whether free mode sits at the degenerate maximum, the commonest
+    constrained actions), one per Qwen-family model (valid-call rate, invalid-action rate,
+    meals, beside the paper's Qwen3-14B), and one against the paper: whether our models
+    show a coordination gap of the paper's shape at N = 5, and how the scripted baselines
+    that eat compare with ``no_action``."""
+    summary = behaviour(episodes)
+    free, constrained = (summary[summary["decision"] == d] for d in ("free", "constrained"))
+    sentences = [_free_sentence(row, _cells(table, row), rates, paper) for row in free.itertuples()]
+    bullets = ["- *Free mode, the paper's protocol.* " + (" ".join(sentences) or "No model plays it in this run.")]
+    shares = action_shares(steps, "constrained")
+    sentences = [_constrained_sentence(row, _cells(table, row), shares[shares["model"] == row.model],
+                                       episodes[(episodes["model"] == row.model)
+                                                & (episodes["decision"] == "constrained")])
+                 for row in constrained.itertuples()]
+    only_free = [m for m in free["model"] if m not in set(constrained["model"])]
+    if sentences and only_free:
+        sentences.append(f"{_models(only_free)} {'plays' if len(only_free) == 1 else 'play'} free mode only.")
+    bullets.append("- *Constrained mode, ours.* " + (" ".join(sentences) or "No model plays it in this run."))
+    for row in free[free["model"].str.lower().str.startswith(QWEN_FAMILY)].itertuples():
+        bullets.append("- *The Qwen-family model.* " + _qwen_sentence(row, _cells(table, row), steps, paper))
+    bullets.append("- *Against the paper.* " + " ".join(filter(None, (_paper_sentence(table, paper),
+                                                                       _scripted_sentence(table)))))
+    return "**What this shows** (computed from this run's tables).\n\n" + "\n".join(bullets)
+
+
+def _cells(table, row):
+    """The gap table's rows of one model and decision mode, by N."""
+    return table[(table["model"] == row.model) & (table["decision"] == row.decision)].sort_values("n")
+
+
+def _by_n(cells, column, digits=2) -> str:
+    return " / ".join(f"{value:.{digits}f}" for value in cells[column])
+
+
+def _ns(cells) -> str:
+    return "N = " + " / ".join(str(n) for n in cells["n"])
+
+
+def _span(low, high, digits) -> str:
+    low, high = f"{low:.{digits}f}", f"{high:.{digits}f}"
+    return low if low == high else f"{low}–{high}"
+
+
+def _join(items) -> str:
+    items = list(items)
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def _models(models) -> str:
+    return _join(f"`{m}`" for m in models)
+
+
+def _subject(cells, one: str, many: str) -> str:
+    """The cells' models and decision modes, then the verb for one of them or for several."""
+    labels = _join(f"`{m}` ({d})" for m, d in zip(cells["model"], cells["decision"]))
+    return f"{labels} {one if len(cells) == 1 else many}"
+
+
+def _paper_number(x) -> str:
+    """A reported number as the paper writes it: two decimals, more where it gives more."""
+    return f"{x:.2f}" if round(x, 2) == x else f"{x:g}"
+
+
+def _reported(paper, claim_id):
+    """A reported number at N = 5: its value, or its (low, high) range."""
+    row = paper[(paper["id"] == claim_id) & (paper["n"] == 5)].iloc[0]
+    return (float(row["low"]), float(row["high"])) if pd.isna(row["value"]) else float(row["value"])
+
+
+def _free_sentence(row, cells, rates, paper) -> str:
+    """A model in free mode: call and action rates, reward, deadlock and meals by N, and
+    whether its reward sits at the degenerate maximum (A13)."""
+    probe = rates[(rates["where"] == PROBE) & (rates["model"] == row.model)]
+    probed = "; probe: " + ", ".join(f"{r.call_rate:.1%} with `{r.prompt_version}`" for r in probe.itertuples())
+    acts = (f"{row.valid_rate:.1%} of its completions were valid actions and {row.invalid_rate:.1%} of its calls "
+            "were invalid" if row.calls else "it took no action")
+    text = (f"`{row.model}` wrote a parseable call in {row.calls:,} of its {row.completions:,} grid completions "
+            f"({row.call_rate:.1%}{probed if len(probe) else ''}); {acts}. At {_ns(cells)}: mean reward "
+            f"{_by_n(cells, 'reward', 3)}, deadlock rate {_by_n(cells, 'deadlock_rate')}, meals per episode "
+            f"{_by_n(cells, 'meals')}. ")
+    a13 = _paper_number(_reported(paper, "A13"))
+    if row.degenerate == row.episodes:
+        return text + (f"Every episode scores the maximum {a13} with zero meals: the paper's DeepSeek-R1-Distill "
+                       f"case (A13: {a13} at every N, zero meals), by the mechanism the paper names; the reward pays "
+                       "its maximum to a table that never deadlocks, whether or not anyone eats.")
+    share = f"{row.degenerate / row.episodes:.0%}"
+    if row.meals == 0:
+        return text + (f"It eats nothing, and {row.degenerate} of its {row.episodes} episodes ({share}) score the "
+                       f"maximum {a13} (A13's degenerate case); the others lose the no-deadlock credit or pay for "
+                       "`think` (r_idle).")
+    return text + (f"It eats in {row.with_meals} of its {row.episodes} episodes; {row.degenerate} ({share}) score "
+                   f"the maximum {a13} with zero meals (A13's degenerate case).")
+
+
+def _constrained_sentence(row, cells, shares, episodes) -> str:
+    """A model in constrained mode: its commonest actions (those making up 90%, at most
+    three), meals, deadlock rate and reward by N, the round its deadlocks come in and how
+    the deadlock rate moves with N."""
+    top = shares.iloc[:min(3, int((shares["share"].cumsum() < 0.9).sum()) + 1)]
+    picks = ", ".join(f"`{a}` {s:.0%}" for a, s in zip(top["action"], top["share"]))
+    meals = "never eats: zero meals in every cell" if row.meals == 0 else f"eats {row.meals:.2f} meals per episode"
+    deadlocks = int(episodes["deadlock"].sum())
+    if deadlocks == 1:
+        rounds = f"its one deadlock comes in round {int(episodes['deadlock_round'].min())}"
+    elif deadlocks:
+        rounds = f"{int((episodes['deadlock_round'] == 1).sum())} of its {deadlocks} deadlocks come in round 1"
+    else:
+        rounds = "no episode deadlocks"
+    trend = f"; the deadlock rate {_trend(cells['deadlock_rate'])}" if deadlocks and len(cells) > 1 else ""
+    return (f"`{row.model}` acts on its own scores of the six tool names: {picks} of its actions "
+            f"({row.valid_rate:.1%} valid), and {meals}. At {_ns(cells)}: deadlock rate "
+            f"{_by_n(cells, 'deadlock_rate')}, mean reward {_by_n(cells, 'reward', 3)}; {rounds}{trend}.")
+
+
+def _trend(values) -> str:
+    """How a rate moves along N."""
+    steps = np.diff(np.asarray(values, dtype=float))
+    if (steps < 0).all():
+        return "falls as N grows"
+    if (steps > 0).all():
+        return "rises as N grows"
+    return "does not move one way with N"
+
+
+def _qwen_sentence(row, cells, steps, paper) -> str:
+    """A Qwen-family model in free mode beside the paper's Qwen3-14B: valid-call rate,
+    invalid-action rate (and its commonest invalid call), meals, and its N = 5 cell."""
+    mine = steps[(steps["model"] == row.model) & (steps["action"] != NO_ACTION) & ~steps["valid"].astype(bool)]
+    worst = action_shares(mine, "free").head(1)
+    commonest = "".join(f", most often `{a}` ({s:.0%} of them)" for a, s in zip(worst["action"], worst["share"]))
+    calls = f"{row.invalid_rate:.1%} of its calls invalid{commonest}" if row.calls else "no call to judge"
+    text = (f"`{row.model}`, in free mode: a parseable call in {row.call_rate:.1%} of its completions "
+            f"({row.calls:,} of {row.completions:,}), {calls}, {row.meals:.2f} meals per episode.")
+    five = cells[cells["n"] == 5]
+    if five.empty:
+        return text
+    reward, deadlock = five["reward"].iloc[0], five["deadlock_rate"].iloc[0]
+    qwen = _reported(paper, "A05")
+    return text + (f" At N = 5 it scores {reward:.3f} with deadlock rate {deadlock:.2f}, "
+                   f"{'above' if reward > qwen else 'at or below'} the paper's Qwen3-14B ({_paper_number(qwen)}, "
+                   f"deadlock {_paper_number(_reported(paper, 'A06'))}, A05/A06).")
+
+
+def _paper_sentence(table, paper) -> str:
+    """The paper's N = 5 numbers beside our LLM cells, and whether ours show a gap of the
+    paper's shape: cells that eat in most episodes at the frontier's level (reward at
+    least the frontier's lowest, deadlock rate at most its highest) and cells that deadlock
+    like Qwen3-14B (reward below the frontier's lowest, deadlock rate above its highest)."""
+    (low, high), (dl_low, dl_high) = _reported(paper, "A01"), _reported(paper, "A02")
+    lo, dl = _paper_number(low), _paper_number(dl_high)
+    text = (f"The paper reports {lo}–{_paper_number(high)} for the frontier models at N = 5 (deadlock "
+            f"{_paper_number(dl_low)}–{dl}, A01/A02) and {_paper_number(_reported(paper, 'A05'))} for Qwen3-14B "
+            f"(deadlock {_paper_number(_reported(paper, 'A06'))}, A05/A06).")
+    five = table[(table["decision"] != "scripted") & (table["n"] == 5)]
+    if five.empty:
+        return text + " This run has no LLM cell at N = 5 to set beside them."
+    ours = "; ".join(f"`{r.model}` ({r.decision}) {r.reward:.3f}, deadlock {r.deadlock_rate:.2f}, "
+                     f"meals {r.meals:.2f}" for r in five.itertuples())
+    level = (five["reward"] >= low) & (five["deadlock_rate"] <= dl_high)
+    eats, idle = five[level & (five["zero_meal_share"] < 0.5)], five[level & (five["zero_meal_share"] >= 0.5)]
+    weak = five[(five["reward"] < low) & (five["deadlock_rate"] > dl_high)]
+    eat_clause = _subject(eats, "eats", "eat") + " in most episodes" if len(eats) else "no cell eats in most episodes"
+    weak_clause = _subject(weak, "deadlocks", "deadlock") if len(weak) else "no cell deadlocks"
+    text += (f" Ours at N = 5: {ours}. Our models {'show' if len(eats) and len(weak) else 'do not show'} a "
+             f"coordination gap of the paper's shape: {eat_clause} at the frontier's level (reward ≥ {lo}, "
+             f"deadlock ≤ {dl}); {weak_clause} like Qwen3-14B (reward below {lo}, deadlock above {dl}).")
+    if len(idle):
+        text += (f" {_subject(idle, 'reaches', 'reach')} the frontier's level while eating nothing in most episodes: "
+                 "the no-deadlock credit, not coordination.")
+    return text
+
+
+def _scripted_sentence(table) -> str:
+    """The scripted baselines that eat in every cell without ever deadlocking, against
+    ``no_action`` (empty when either is missing)."""
+    scripted = table[table["decision"] == "scripted"]
+    policies = scripted.groupby("model", sort=False).agg(meals=("meals", "min"), deadlock=("deadlock_rate", "max"))
+    eaters = policies[(policies["meals"] > 0) & (policies["deadlock"] == 0)].index
+    no_action = scripted.loc[scripted["model"] == "policy:no_action", "reward"]
+    if eaters.empty or no_action.empty:
+        return ""
+    cells = scripted[scripted["model"].isin(eaters)]
+    below = cells["reward"].max() < no_action.min()
+    names = _models(m.removeprefix("policy:") for m in eaters)
+    return (f"The scripted baselines that eat without deadlock ({names}: "
+            f"{_span(cells['meals'].min(), cells['meals'].max(), 2)} meals per episode) score "
+            f"{_span(cells['reward'].min(), cells['reward'].max(), 3)}, {'below' if below else 'not below'} "
+            f"`no_action`'s {_span(no_action.min(), no_action.max(), 3)}"
+            + (": the degenerate maximum again." if below else "."))
