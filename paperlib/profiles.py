@@ -70,6 +70,12 @@ class Profile:
     kd_horizon: int = 50
     kd_tokens: int = 2048
     kd_decisions: tuple[str, ...] = ("free", "constrained")
+    # -- paper B's knowing-doing lens on paper A's table, notebook 06 [ours]: free decisions
+    # (a rationale must be written), prompt sensible-v1
+    lens_models: tuple[tuple[str, str], ...] = (("qwen3-14b", "vllm"), ("qwen3-8b", "vllm"))  # (model, backend)
+    lens_ns: tuple[int, ...] = (5, 10, 15)
+    lens_episodes: int = 30
+    lens_tokens: int = 256  # [ours] room for a sentence, the tag and the call
 
 
 PROFILES = {
@@ -84,7 +90,8 @@ PROFILES = {
                      bandit_compare_cot=(False,), bandit_sweep_models=(), bandit_cot_tokens=4,
                      freq_models=("smollm2-135m",), freq_lengths=(2, 3), freq_repetitions=(0, 2, 4), freq_histories=1,
                      kd_models=("smollm2-135m",), kd_instances=2, kd_horizon=4, kd_tokens=4,
-                     kd_decisions=("constrained",)),
+                     kd_decisions=("constrained",),
+                     lens_models=(("smollm2-135m", "hf"),), lens_ns=(3,), lens_episodes=2, lens_tokens=8),
     "cpu": Profile(name="cpu",
                    # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
                    gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
@@ -101,7 +108,10 @@ PROFILES = {
                    freq_models=("gemma3-270m", "smollm2-135m", "qwen2.5-coder-0.5b"), freq_lengths=(2, 4, 6, 8, 10),
                    freq_repetitions=tuple(range(0, 101, 10)), freq_histories=2,
                    kd_models=("gemma3-270m",), kd_instances=4, kd_horizon=30, kd_tokens=16,
-                   kd_decisions=("constrained",)),
+                   kd_decisions=("constrained",),
+                   # the embedded model that writes calls, at N = 5 (the paper's training size)
+                   lens_models=(("qwen2.5-coder-0.5b", "hf"),), lens_ns=(5,),
+                   lens_tokens=64),  # [ours] the tag and the call take about 30 of Qwen's tokens
     "paper": Profile(name="paper"),
 }
 

@@ -441,3 +441,29 @@ def test_bad_scripted_settings_fail():
     for kwargs in ({"p_right": 1.5}, {"p_missing": -0.1}, {"mix": (0.5, 0.5)}, {"mix": (0, 1, 0)}):
         with pytest.raises(ValueError, match="p_right"):
             ScriptedKnowingDoingPhilosopher(**kwargs)
+
+
+def test_the_lens_tables_on_the_scripted_philosopher():
+    """lens_table and knowing_vs_doing agree with the matrix and with counts made here."""
+    from paperlib.philosophers.episode import run_episodes
+    from paperlib.philosophers.knowing_doing import knowing_vs_doing, lens_sentences, lens_table
+
+    _, steps = run_episodes(ScriptedKnowingDoingPhilosopher(p_right=0.9, mix=(0.2, 0.1, 0.7)), n=5, rounds=5,
+                            seeds=list(range(20)))
+    judged = classify(observations_before(steps.assign(model="m", n=5), by=("model", "n", "episode")))
+    judged["adapter"] = "base"
+    table = lens_table(judged)
+    assert len(table) == 6 and table["share"].sum() == pytest.approx(1.0)
+    cell = table[(table["rationale"] == "right") & (table["action_class"] == "sensible")].iloc[0]
+    assert cell["share"] == pytest.approx((judged["rationale_right"] & (judged["action_class"] == "sensible")).mean())
+    summary = knowing_vs_doing(judged)
+    (row,) = summary.itertuples()
+    assert row.knowing == pytest.approx(judged["rationale_right"].mean()) and row.turns == len(judged)
+    assert row.doing == pytest.approx((judged["action_class"] == "sensible").mean())
+    # drawn with 90% right rationales and 20% sensible actions: knowing is clearly ahead
+    assert row.knowing_low > row.doing_high
+    assert "a knowing-doing gap" in lens_sentences(summary)
+    reversed_ = summary.assign(knowing=0.1, knowing_low=0.05, knowing_high=0.15, doing=0.8, doing_low=0.7, doing_high=0.9)
+    assert "doing ahead of knowing" in lens_sentences(reversed_)
+    close = summary.assign(knowing=0.5, knowing_low=0.4, knowing_high=0.6, doing=0.55, doing_low=0.45, doing_high=0.65)
+    assert "do not differ beyond their intervals" in lens_sentences(close)

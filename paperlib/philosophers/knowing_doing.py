@@ -387,3 +387,87 @@ class ScriptedKnowingDoingPhilosopher:
             extra={"intended_rationale": "right" if right else "wrong", "intended_no_rationale": missing,
                    "intended_class": kind},
         )
+
+
+# -- the runs of notebook 06 and their tables -------------------------------------------
+
+LENS_PROMPT = "sensible-v1"
+
+
+def run_lens(settings, seed: int, rollouts_dir, adapter: str = "base", progress: bool = False) -> pd.DataFrame:
+    """Notebook 06: every model of ``settings.lens_models`` at every N of ``lens_ns``,
+    ``lens_episodes`` episodes, prompt ``sensible-v1``, free decisions (the rationale is
+    written text), through the resumable evaluation harness (one store per model under
+    ``rollouts_dir``); returns the classified step rows of every model."""
+    from pathlib import Path
+
+    from paperlib.data import RolloutStore
+    from paperlib.philosophers.evaluate import evaluate
+    from paperlib.philosophers.llm import make_llm_policy
+
+    judged = []
+    for model, backend in settings.lens_models:
+        options = {"max_batch": settings.gap_max_batch} if backend == "hf" else {}
+        policy = make_llm_policy(model, backend=backend, prompt=LENS_PROMPT, decision="free",
+                                 max_new_tokens=settings.lens_tokens, seed=seed, backend_options=options)
+        store = RolloutStore(Path(rollouts_dir) / re.sub(r"[^\w.-]+", "_", f"{model}-{adapter}"))
+        _, steps = evaluate(model, settings.lens_ns, settings.lens_episodes, rounds=settings.rounds, mode=settings.mode,
+                            seed=seed, store=store, policy=policy, labels={"adapter": adapter}, progress=progress)
+        seen = observations_before(steps, settings.mode, by=("model", "n", "episode"))
+        judged.append(classify(seen).assign(adapter=adapter))
+    return pd.concat(judged, ignore_index=True)
+
+
+def lens_table(classified: pd.DataFrame, by: Sequence[str] = ("model", "adapter", "n"),
+               confidence: float = 0.95) -> pd.DataFrame:
+    """One row per ``by`` group × matrix cell (rationale × action class): the cell's share of
+    the group's turns with its Wilson interval, and the group's turns."""
+    rows = []
+    for key, group in classified.groupby(list(by), sort=False):
+        cells = matrix(group, confidence)
+        for rationale in RATIONALE_CLASSES:
+            for cls in ACTION_CLASSES:
+                rows.append({**dict(zip(by, key)), "rationale": rationale, "action_class": cls, "turns": len(group),
+                             **{stat: float(cells.loc[rationale, (cls, stat)]) for stat in STATS}})
+    return pd.DataFrame(rows)
+
+
+def knowing_vs_doing(classified: pd.DataFrame, by: Sequence[str] = ("model", "adapter", "n"),
+                     confidence: float = 0.95) -> pd.DataFrame:
+    """Per group: the share of turns whose rationale is right (knowing), whose action is
+    sensible (doing), and with no readable rationale, each with its Wilson interval."""
+    rows = []
+    for key, group in classified.groupby(list(by), sort=False):
+        row = {**dict(zip(by, key)), "turns": len(group)}
+        for name, hits in (("knowing", group["rationale_right"]), ("doing", group["action_class"] == "sensible"),
+                           ("no_rationale", group["no_rationale"])):
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = wilson_ci(int(hits.sum()), len(group), confidence)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def lens_sentences(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
+    """What the runs show, as Markdown computed from ``knowing_vs_doing`` rows: per model,
+    adapter and N, knowing against doing with intervals, and which way the gap points;
+    paper B's bandit matrix (``paper``: its ids B10-B15 as rows of data/paper_reported.csv)
+    as the reference it is not: a different game and model."""
+    lines = []
+    for row in summary.itertuples():
+        if row.knowing_low > row.doing_high:
+            verdict = "it knew the sensible tool more often than it used it: a knowing-doing gap, as paper B found"
+        elif row.doing_low > row.knowing_high:
+            verdict = "it acted sensibly more often than it could say what was sensible: doing ahead of knowing"
+        else:
+            verdict = "knowing and doing do not differ beyond their intervals at this sample size"
+        lines.append(
+            f"- **{row.model}** ({row.adapter}, N = {row.n}, {row.turns} turns): a right rationale in "
+            f"{row.knowing:.0%} [{row.knowing_low:.0%}, {row.knowing_high:.0%}] of turns, a sensible action in "
+            f"{row.doing:.0%} [{row.doing_low:.0%}, {row.doing_high:.0%}]; no readable rationale in "
+            f"{row.no_rationale:.0%}. So {verdict}.")
+    if paper is not None and len(paper):
+        correct = paper.loc[paper["id"].isin(["B10", "B11", "B12"]), "value"].astype(float).sum()
+        greedy = float(paper.loc[paper["id"] == "B10", "value"].iloc[0])
+        lines.append(f"- For reference only (another game, another model): paper B's Gemma2 27B on bandits had a correct "
+                     f"rationale in {correct:.1f}% of steps by its matrix (its text says 87%) and still acted greedily "
+                     f"in {greedy:.1f}% of all steps with a correct rationale (B10-B12).")
+    return "\n".join(lines)
