@@ -26,6 +26,14 @@ positive_int = int_at_least(1, "must be a positive integer, got {text}")
 nonnegative_int = int_at_least(0, "must be zero or more, got {text}")
 
 
+def positive_float(text: str) -> float:
+    """An argparse type: a number above zero (a learning rate)."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
 def nonnegative_float(text: str) -> float:
     """An argparse type: a number of zero or more (a sampling temperature)."""
     value = float(text)

@@ -29,14 +29,14 @@ class VLLMBackend:
     name = "vllm"
     capabilities = CAPABILITIES["vllm"]
 
-    def __init__(self, model: str, **engine_kwargs):
+    def __init__(self, model: str, llm=None, **engine_kwargs):
         try:
             import vllm
         except ImportError:
             raise ImportError(NEEDS_VLLM) from None
         self._vllm = vllm
         self.model = model
-        self.llm = vllm.LLM(model=model, **engine_kwargs)
+        self.llm = llm if llm is not None else vllm.LLM(model=model, **engine_kwargs)  # ``llm``: a trainer's engine
         self.tokenizer = self.llm.get_tokenizer()
         probe = [{"role": "user", "content": "u"}]
         self.supports_tools = "paperlib_probe_tool" in self.render(probe, tools=[PROBE_TOOL])

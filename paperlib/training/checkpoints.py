@@ -1,0 +1,159 @@
+"""A training run's directory: its config, per-step adapters, training log and rollouts; resume.
+
+Trainer-agnostic: any trainer that saves one adapter per optimiser step can keep its run
+here (the GRPO trainer does; an RLFT trainer can). The layout under the run directory::
+
+    run.json                      the run's settings; a rerun with other settings is refused
+    training_log.parquet          one row per finished step (``step`` 1, 2, ...)
+    checkpoint-<step>/            the trainer's checkpoint: adapter_model.safetensors (and, for
+                                  a trainer that resumes, its optimiser and RNG state)
+    rollouts/episodes/step-<step>.parquet, rollouts/steps/step-<step>.parquet
+                                  the episodes that step trained on
+
+Order of writes within a step, so a run killed at any point resumes to the same log as an
+uninterrupted one: rollouts and the log row first, the checkpoint last. A step counts as
+done once its checkpoint is complete (``COMPLETE_MARKER`` written, the trainer's last
+file); on resume everything of a later step (log rows, rollouts, a half-written
+checkpoint) is dropped and redone.
+
+The adapter hash (:func:`adapter_hash`) is the sha256 of the adapter's tensors (names,
+dtypes, shapes and bytes, in name order): what an adapter file holds, independent of its
+file layout, so the weights in memory and the file saved from them hash the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Mapping
+
+import pandas as pd
+
+from paperlib.data import write_parquet
+
+ADAPTER_FILE = "adapter_model.safetensors"
+COMPLETE_MARKER = "trainer_state.json"  # transformers' Trainer writes it last in a checkpoint
+_CHECKPOINT = re.compile(r"checkpoint-(\d+)")
+
+
+def adapter_hash(tensors: Mapping[str, "torch.Tensor"]) -> str:
+    """sha256 of an adapter's tensors: each name, dtype, shape and raw bytes, in name order."""
+    import torch
+
+    digest = hashlib.sha256()
+    for name in sorted(tensors):
+        tensor = tensors[name].detach().cpu().contiguous()
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(tensor.view(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def file_hash(checkpoint: str | os.PathLike) -> str:
+    """The adapter hash of a saved checkpoint (its ``adapter_model.safetensors``)."""
+    from safetensors.torch import load_file
+
+    return adapter_hash(load_file(Path(checkpoint) / ADAPTER_FILE))
+
+
+def _complete(marker: Path) -> bool:
+    try:
+        json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+class RunDir:
+    """One training run's directory (see the module doc)."""
+
+    def __init__(self, directory: str | os.PathLike):
+        self.path = Path(directory)
+
+    # -- config ------------------------------------------------------------------
+    @property
+    def config_path(self) -> Path:
+        return self.path / "run.json"
+
+    def claim(self, config: dict) -> None:
+        """Record ``config`` as this run's, or check that the directory already holds this run.
+        Refused in one line when the directory holds another run's config."""
+        if self.path.exists() and not self.path.is_dir():
+            raise ValueError(f"{self.path} is not a directory")
+        if self.config_path.exists():
+            held = json.loads(self.config_path.read_text())
+            if held != config:
+                changed = sorted(k for k in held.keys() | config.keys() if held.get(k) != config.get(k))
+                raise ValueError(f"{self.path} holds another run (its {', '.join(changed)} differ); "
+                                 f"choose another --out or delete it")
+            return
+        self.path.mkdir(parents=True, exist_ok=True)
+        if any(self.path.iterdir()):
+            raise ValueError(f"{self.path} is not empty and holds no run config; choose another --out")
+        tmp = self.config_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(config, indent=1, sort_keys=True))
+        os.replace(tmp, self.config_path)
+
+    def config(self) -> dict:
+        return json.loads(self.config_path.read_text())
+
+    # -- checkpoints ---------------------------------------------------------------
+    def checkpoint(self, step: int) -> Path:
+        return self.path / f"checkpoint-{step}"
+
+    def steps_saved(self) -> list[int]:
+        """Steps whose checkpoint is complete (its marker written in full), in order."""
+        found = [int(m.group(1)) for p in self.path.glob("checkpoint-*")
+                 if (m := _CHECKPOINT.fullmatch(p.name)) and _complete(p / COMPLETE_MARKER)]
+        return sorted(found)
+
+    def last_step(self) -> int:
+        """The last step with a complete checkpoint (0: none)."""
+        saved = self.steps_saved()
+        return saved[-1] if saved else 0
+
+    def rewind(self) -> int:
+        """Drop whatever a killed run left of steps after the last complete checkpoint (log rows,
+        rollouts, half-written checkpoints); return that step, where training resumes."""
+        last = self.last_step()
+        for p in self.path.glob("checkpoint-*"):
+            m = _CHECKPOINT.fullmatch(p.name)
+            if m and int(m.group(1)) > last:
+                shutil.rmtree(p)
+        log = self.log()
+        if len(log) and log["step"].max() > last:
+            write_parquet(log[log["step"] <= last], self.log_path)
+        for kind in ("episodes", "steps"):
+            for p in (self.path / "rollouts" / kind).glob("step-*.parquet"):
+                if int(p.stem.split("-")[1]) > last:
+                    p.unlink()
+        return last
+
+    # -- the training log ------------------------------------------------------------
+    @property
+    def log_path(self) -> Path:
+        return self.path / "training_log.parquet"
+
+    def log(self) -> pd.DataFrame:
+        return pd.read_parquet(self.log_path) if self.log_path.exists() else pd.DataFrame({"step": []})
+
+    def append_log(self, row: dict) -> None:
+        """Add (or, for a step redone after a resume, replace) the row of ``row['step']``."""
+        log = self.log()
+        if len(log):
+            log = log[log["step"] != row["step"]]
+        new = pd.DataFrame([row])
+        write_parquet(pd.concat([log, new], ignore_index=True) if len(log) else new, self.log_path)
+
+    # -- rollouts --------------------------------------------------------------------
+    def save_rollouts(self, step: int, episodes: pd.DataFrame, steps: pd.DataFrame) -> None:
+        write_parquet(steps, self.path / "rollouts" / "steps" / f"step-{step:05d}.parquet")
+        write_parquet(episodes, self.path / "rollouts" / "episodes" / f"step-{step:05d}.parquet")
+
+    def rollouts(self, kind: str = "episodes") -> pd.DataFrame:
+        """Every saved step's ``episodes`` (or ``steps``) rows, in step order."""
+        parts = sorted((self.path / "rollouts" / kind).glob("step-*.parquet"))
+        return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True) if parts else pd.DataFrame()

@@ -1,0 +1,49 @@
+"""``paperlib train grpo ...``: GRPO on the dining philosophers (paper A's recipe), resumable.
+
+Every refusal (zero steps, a group of one, an unknown model, reward or profile, an output
+directory holding another run) is one line, before any model loads.
+"""
+
+from __future__ import annotations
+
+from paperlib.argtypes import int_at_least, nonnegative_int, positive_float, positive_int
+
+
+def add_commands(groups) -> None:
+    from paperlib.training.grpo import PRESETS, REWARDS, ROW_LAYOUTS
+
+    group = groups.add_parser("train", help="fine-tune a model on a game's own rollouts")
+    commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
+    grpo = commands.add_parser("grpo", help="GRPO with a LoRA adapter on the philosophers (paper A); rerun to resume")
+    grpo.add_argument("--model", help="a local model (registered name or hub id); default: the profile's")
+    grpo.add_argument("--profile", choices=tuple(PRESETS), default="cpu",
+                      help="sizes: smoke (SmolLM2, two tiny steps), cpu (Qwen2.5-Coder-0.5B, the paper's recipe), "
+                           "paper (Qwen3-14B, vLLM on a GPU)")
+    grpo.add_argument("--out", required=True, help="the run's directory: adapters per step, training log, rollouts")
+    grpo.add_argument("--reward", choices=tuple(REWARDS), default="paper",
+                      help="paper (paper A's), shaped (no-deadlock credit needs a meal), valid (share of valid "
+                           "actions: the positive control)")
+    grpo.add_argument("--seed", type=nonnegative_int, default=0, help="the run's seed (LoRA init, sampling, episodes)")
+    grpo.add_argument("--steps", type=positive_int, help="optimiser steps; default: the profile's (the paper: 16)")
+    grpo.add_argument("--groups", type=positive_int, help="groups (seeds) per step; default: the profile's")
+    grpo.add_argument("--group-size", type=int_at_least(
+        2, "a group needs at least 2 episodes (GRPO's advantage is relative within the group), got {text}"),
+        help="episodes per group; default: the profile's (the paper: 3)")
+    grpo.add_argument("--learning-rate", type=positive_float, help="default: the profile's")
+    grpo.add_argument("--rows", choices=ROW_LAYOUTS, help="one trl row per turn or per seat; default: the profile's")
+    grpo.set_defaults(func=grpo_command)
+
+
+def grpo_command(args) -> int:
+    from paperlib.training.grpo import settings_for, train
+
+    settings = settings_for(args.profile, model=args.model, reward=args.reward, seed=args.seed, steps=args.steps,
+                            groups=args.groups, group_size=args.group_size, learning_rate=args.learning_rate,
+                            rows=args.rows)
+    log = train(settings, args.out)
+    final = log.sort_values("step").iloc[-1]
+    print(f"GRPO {settings.model}, reward {settings.reward}, seed {settings.seed}: {int(final['step'])} steps, "
+          f"training reward {final['train_reward']:.3f} at the last step "
+          f"(best {log['train_reward'].max():.3f} at step {int(log.loc[log['train_reward'].idxmax(), 'step'])}) "
+          f"-> {args.out}")
+    return 0

@@ -1,0 +1,95 @@
+"""Checkpoint selection rules on hand-made training logs and validation tables, and the
+null-result statistics (Welch's t-test, Hedges' g) against cases worked by hand."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from paperlib import stats
+from paperlib.training.selection import RULES, best_train, best_val, last, select
+
+
+def log(*rewards):
+    return pd.DataFrame({"step": range(1, len(rewards) + 1), "train_reward": rewards})
+
+
+def validation(table: dict[int, list[float]], column="reward"):
+    return pd.DataFrame([{"step": step, column: value} for step, values in table.items() for value in values])
+
+
+# The paper's shape: training reward peaks at step 9 of 16, then declines.
+PAPER_SHAPE = log(*[0.10, 0.12, 0.15, 0.14, 0.18, 0.20, 0.22, 0.21, 0.30, 0.25, 0.24, 0.20, 0.19, 0.18, 0.15, 0.12])
+
+
+def test_each_rule_on_the_papers_shape():
+    val = validation({s: [0.1 * (s == 7) + 0.05, 0.1 * (s == 7) + 0.15] for s in range(1, 17)})
+    assert last(PAPER_SHAPE) == 16
+    assert best_train(PAPER_SHAPE) == 9
+    assert best_val(PAPER_SHAPE, val) == 7  # means 0.2 at step 7, 0.1 elsewhere
+    assert [select(rule, PAPER_SHAPE, val) for rule in RULES] == [16, 9, 7]
+
+
+def test_ties_go_to_the_earliest_step():
+    assert best_train(log(0.2, 0.5, 0.1, 0.5)) == 2
+    val = validation({1: [0.0, 1.0], 2: [0.5, 0.5], 3: [1.0, 0.0], 4: [0.2, 0.2]})  # means 0.5, 0.5, 0.5, 0.2
+    assert best_val(log(0.1, 0.2, 0.3, 0.4), val) == 1
+
+
+def test_one_step():
+    one = log(0.3)
+    assert last(one) == best_train(one) == best_val(one, validation({1: [0.4]})) == 1
+
+
+def test_unordered_rows_and_another_column():
+    shuffled = log(0.1, 0.9, 0.4).iloc[[2, 0, 1]]
+    assert last(shuffled) == 3 and best_train(shuffled) == 2
+    val = validation({1: [0.9], 2: [0.1], 3: [0.5]}, column="reward_shaped")
+    assert best_val(shuffled, val, column="reward_shaped") == 1
+
+
+def test_missing_training_rewards_are_skipped():
+    assert best_train(log(0.4, math.nan, 0.2)) == 1
+    with pytest.raises(ValueError, match="all missing"):
+        best_train(log(math.nan, math.nan))
+
+
+def test_a_log_with_missing_or_repeated_steps_is_refused():
+    gap = pd.DataFrame({"step": [1, 2, 4], "train_reward": [0.1, 0.2, 0.3]})
+    for rule in RULES:
+        with pytest.raises(ValueError, match=r"not 1\.\.4 once each \(missing 3\)"):
+            select(rule, gap, validation({1: [0.1], 2: [0.1], 4: [0.1]}))
+    with pytest.raises(ValueError, match="a step repeats"):
+        last(pd.DataFrame({"step": [1, 2, 2], "train_reward": [0.1, 0.2, 0.3]}))
+    with pytest.raises(ValueError, match="empty"):
+        last(log())
+
+
+def test_best_val_needs_every_saved_step_and_only_those():
+    with pytest.raises(ValueError, match="steps without validation episodes: 2, 3"):
+        best_val(log(0.1, 0.2, 0.3), validation({1: [0.5]}))
+    with pytest.raises(ValueError, match="steps the training log does not have: 4"):
+        best_val(log(0.1, 0.2, 0.3), validation({1: [0.5], 2: [0.5], 3: [0.5], 4: [0.9]}))
+    with pytest.raises(ValueError, match="needs a validation table"):
+        best_val(log(0.1))
+    with pytest.raises(ValueError, match="unknown selection rule 'best'"):
+        select("best", log(0.1))
+
+
+def test_hedges_g_worked_by_hand():
+    # [1, 2, 3] vs [3, 4, 5]: means 2 and 4, both variances 1, pooled sd 1, d = -2,
+    # correction 1 - 3 / (4 * 6 - 9) = 0.8, so g = -1.6
+    assert stats.hedges_g([1, 2, 3], [3, 4, 5]) == pytest.approx(-1.6)
+    # [0, 2] vs [1, 1, 4]: means 1 and 2, variances 2 and 3, pooled sd sqrt((2 + 2 * 3) / 3),
+    # correction 1 - 3 / 11
+    d = -1 / math.sqrt(8 / 3)
+    assert stats.hedges_g([0, 2], [1, 1, 4]) == pytest.approx(d * (1 - 3 / 11))
+
+
+def test_welch_worked_by_hand():
+    # t = (2 - 4) / sqrt(1/3 + 1/3) = -sqrt(6), Welch's df = 4; Student's t CDF at 4 df is
+    # 1/2 + t (t^2 + 6) / (2 (t^2 + 4)^(3/2))
+    t, p = stats.welch([1, 2, 3], [3, 4, 5])
+    assert t == pytest.approx(-math.sqrt(6))
+    tail = 0.5 + t * (t * t + 6) / (2 * (t * t + 4) ** 1.5)
+    assert p == pytest.approx(2 * tail)
