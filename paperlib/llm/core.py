@@ -216,9 +216,10 @@ class DecisionCore:
             k = choose_scored(row, self.temperature, rng)
             own_ids, own_logprob = ([], 0.0) if completion is None else (list(completion.token_ids), _total(completion.logprobs))
             head = prompt + text
-            forced_ids = continuation_ids(self.backend, self.backend.encode(head), head, answer[len(text):] + names[k])
+            head_ids = self.backend.encode(head)
+            forced_ids = continuation_ids(self.backend, head_ids, head, answer[len(text):] + names[k])
             choices.append(Choice(k, answer + names[k], own_ids + forced_ids, own_logprob + float(row[k]), prompt,
-                                  digest, len(self.backend.encode(prompt)),
+                                  digest, len(head_ids) if completion is None else completion.prompt_tokens,
                                   "constrained" if completion is None else completion.finish_reason, "constrained",
                                   candidate_logprobs=row.tolist(), forced=answer != text))
         return choices
