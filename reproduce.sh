@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
-# Rebuild every table and figure of both papers, or run the tests.
+# Rebuild every table and figure of both papers, explore the notebooks, or run the tests.
 #
-#   ./reproduce.sh                      set up .venv, then run every notebook (profile cpu)
+#   ./reproduce.sh                      set up .venv, then run every notebook, playing its rollouts afresh (profile cpu)
+#   ./reproduce.sh --from-data          rebuild every table and figure from the data in data/, playing no rollouts
 #   ./reproduce.sh --profile smoke      a few minutes; `paper` needs GPUs / an API gateway
 #   ./reproduce.sh --only 01 02         only these notebooks
+#   ./reproduce.sh lab [ARGS]           JupyterLab on notebooks/ with the package's kernel (ARGS go to jupyter lab)
 #   ./reproduce.sh test                 set up .venv, then the test suite
 #
-# Needs only python3.11 and pip. Installing twice is a no-op.
+# A run streams each notebook's output and progress, records in data/MANIFEST.json which
+# notebook, profile and commit made each data file, and ends with build/index.html, a page
+# linking every executed notebook and figure. Needs only python3.11 and pip. Installing
+# twice is a no-op.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 action=run
 profile=cpu
 only=()
+from_data=()
+lab_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     test) action=test ;;
+    lab) action=lab; shift; lab_args=("$@"); break ;;
+    --from-data) from_data=(--from-data) ;;
     --profile) profile="${2:?--profile needs a name: smoke, cpu or paper}"; shift ;;
     --only) shift; while [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; do only+=("$1"); shift; done; continue ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "reproduce.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -44,7 +53,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 export PYTHONHASHSEED=0
+# the .venv's kernel spec first, so that no kernel the user installed elsewhere runs the notebooks
+export JUPYTER_PATH="$PWD/.venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
 if [ "$action" = test ]; then
   exec .venv/bin/python -m pytest -q tests
 fi
-exec .venv/bin/paperlib notebooks --profile "$profile" ${only[@]+--only "${only[@]}"}
+if [ "$action" = lab ]; then
+  exec .venv/bin/jupyter lab notebooks ${lab_args[@]+"${lab_args[@]}"}
+fi
+exec .venv/bin/paperlib notebooks --profile "$profile" ${only[@]+--only "${only[@]}"} ${from_data[@]+"${from_data[@]}"}

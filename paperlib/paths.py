@@ -18,6 +18,13 @@ MODELS = CACHE / "models"
 PAPER_REPORTED = DATA / "paper_reported.csv"
 
 
+def relative(path: str | os.PathLike) -> Path:
+    """``path`` relative to the repository root, for printing: what a notebook prints then
+    names no machine's directories. A path outside the repository is returned absolute."""
+    path = Path(path).resolve()
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def outputs(profile: str) -> tuple[Path, Path]:
     """(data dir, figures dir) a notebook writes to: the committed data/ and figures/ hold
     the last full ``cpu`` run; other profiles write beside them so they never overwrite it."""

@@ -1,17 +1,35 @@
 """Run the numbered notebooks in order with papermill, and export each to HTML.
 
 Each notebook runs into an executed copy under build/notebooks/ (ignored by git);
-the committed notebooks stay without outputs. A failing notebook stops the run
-with its name and the failing cell's error.
+the committed notebooks stay without outputs. While a notebook runs, what it prints
+and its progress bars stream to the console; a failing notebook stops the run with
+one line naming it and the failing cell's error. After each notebook the data files
+it changed are recorded in the data directory's MANIFEST.json, and at the end of the
+run build/index.html links every executed notebook and figure.
+
+Every notebook has a ``generate`` parameter: ``True`` plays its rollouts afresh (what
+``./reproduce.sh`` passes), ``False`` rebuilds its tables and figures from the data
+already in the data directory (``--from-data``, and the default in the notebook itself,
+so that a notebook opened in JupyterLab reads the committed data).
 """
 
 from __future__ import annotations
 
+import html
+import json
+import os
+import sys
 import time
+from datetime import datetime, timezone
+from functools import cache
 from pathlib import Path
+from urllib.parse import quote
 
 from paperlib import paths
 from paperlib.profiles import PROFILES
+
+MANIFEST = "MANIFEST.json"
+PROGRESS_EVERY = 10.0  # seconds between two console lines of one progress bar
 
 
 def notebooks(only: list[str] | None = None) -> list[Path]:
@@ -25,39 +43,225 @@ def notebooks(only: list[str] | None = None) -> list[Path]:
     return found
 
 
-def execute(notebook: Path, profile: str, out_dir: Path | None = None, parameters: dict | None = None) -> Path:
-    """Execute one notebook with papermill and write it, and an HTML export, to ``out_dir``."""
+def execute(notebook: Path, profile: str, out_dir: Path | None = None, parameters: dict | None = None,
+            generate: bool = True) -> Path:
+    """Execute one notebook with papermill, streaming its output to the console, and write
+    it, and an HTML export, to ``out_dir``; the executed copy records its paths relative
+    to the repository."""
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
+    from papermill.engines import papermill_engines
 
+    papermill_engines.register("paperlib", _engine())
     out_dir = Path(out_dir or paths.EXECUTED_NOTEBOOKS)
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / notebook.name
-    papermill.execute_notebook(
-        str(notebook),
-        str(executed),
-        parameters={"profile": profile, **(parameters or {})},
-        cwd=str(notebook.parent),
-        kernel_name="python3",
-        progress_bar=False,
-    )
-    html, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
-    executed.with_suffix(".html").write_text(html, encoding="utf-8")
+    try:
+        papermill.execute_notebook(
+            str(notebook),
+            str(executed),
+            parameters={"profile": profile, "generate": generate, **(parameters or {})},
+            cwd=str(notebook.parent),
+            kernel_name="python3",
+            engine_name="paperlib",
+            progress_bar=False,
+            stdout_file=sys.stdout,
+            stderr_file=sys.stderr,
+        )
+    finally:
+        if executed.exists():
+            node = nbformat.read(executed, as_version=4)
+            node.metadata.papermill.update(input_path=str(paths.relative(notebook)),
+                                           output_path=str(paths.relative(executed)))
+            nbformat.write(node, executed)
+            html_text, _ = HTMLExporter().from_notebook_node(node)
+            executed.with_suffix(".html").write_text(html_text, encoding="utf-8")
     return executed
 
 
-def run(profile: str, only: list[str] | None = None) -> None:
-    selected = notebooks(only)
-    for notebook in selected:
-        started = time.monotonic()
-        print(f"[{profile}] {notebook.name} ...", flush=True)
-        executed = execute(notebook, profile)
-        print(f"[{profile}] {notebook.name} done in {time.monotonic() - started:.0f} s -> {executed}", flush=True)
+@cache
+def _engine():
+    """papermill's nbclient engine, with a client that also prints the notebook's progress
+    bars on the console: tqdm draws them as widgets, whose updates reach the client as
+    widget messages rather than as output. A bar gets a line every PROGRESS_EVERY seconds
+    while it runs and one when it ends; a bar that ends sooner gets only the last. The
+    kernel's own log (a warning that its local connection is not encrypted) stays quiet."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine
+    from papermill.log import logger
+
+    class Client(PapermillNotebookClient):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.printed = {}  # bar -> (time, line) of its last console line, or of its start
+
+        def bar(self, model_id):
+            """(line, ended) of the tqdm bar ``model_id`` (an HBox of description, bar and counts), or None."""
+            children = self.widget_state.get(model_id, {}).get("children") or []
+            if len(children) != 3:
+                return None
+            left, progress, right = (self.widget_state.get(c.removeprefix("IPY_MODEL_"), {}) for c in children)
+            if progress.get("_model_name") != "FloatProgressModel":
+                return None
+            line = " ".join(html.unescape(f"{left.get('value', '')} {right.get('value', '')}").split())
+            return line, progress.get("value") == progress.get("max")
+
+        def handle_comm_msg(self, outs, msg, cell_index):
+            super().handle_comm_msg(outs, msg, cell_index)
+            changed = "IPY_MODEL_" + msg["content"]["comm_id"]
+            for model_id, state in list(self.widget_state.items()):
+                if (state.get("children") or [None])[-1] == changed and (bar := self.bar(model_id)):
+                    self.report(model_id, *bar)  # the counts change last in each of tqdm's updates
+
+        def report(self, model_id, line, ended):
+            now = time.monotonic()
+            since, last = self.printed.setdefault(model_id, (now, ""))
+            if line != last and (ended or now - since >= PROGRESS_EVERY):
+                print(f"  {line}", flush=True)
+                self.printed[model_id] = (now, line)
+
+        def execute(self, **kwargs):
+            """Execute, then give each bar's output its final line as plain text (not its first)."""
+            nb = super().execute(**kwargs)
+            for cell in nb.cells:
+                for output in cell.get("outputs", []):
+                    view = output.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+                    if view and (bar := self.bar(view["model_id"])):
+                        output.data["text/plain"] = bar[0]
+            return nb
+
+    class Engine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, stdout_file=None, stderr_file=None,
+                                     start_timeout=60, **kwargs):
+            return Client(nb_man, kernel_name=kernel_name, log=logger, startup_timeout=start_timeout,
+                          stdout_file=stdout_file, stderr_file=stderr_file,
+                          extra_arguments=["--IPKernelApp.log_level=ERROR"]).execute()
+
+    return Engine
+
+
+def from_data(*files: str | os.PathLike) -> None:
+    """In a notebook run with ``generate = False``: say in one line which data it reads
+    instead of generating, or stop with one line naming what is missing."""
+    names = ", ".join(str(paths.relative(f)) for f in files)
+    missing = [str(paths.relative(f)) for f in files if not Path(f).exists()]
+    if missing:
+        raise FileNotFoundError(f"generate = False, but {', '.join(missing)} is missing: "
+                                "run with generate = True to play the rollouts")
+    print(f"generate = False: reading {names} instead of playing the rollouts")
+
+
+def stored_runs(directory: str | os.PathLike, runs) -> tuple:
+    """In a notebook run with ``generate = False``: the episode and step rows of exactly
+    ``runs`` (each with an ``id``) from the RolloutStore at ``directory``, or one line
+    naming a run it lacks."""
+    from paperlib.data import RolloutStore
+
+    from_data(directory)
+    store = RolloutStore(directory)
+    episodes, steps = store.episodes(), store.steps()
+    ids = [run.id for run in runs]
+    missing = [i for i in ids if episodes.empty or i not in set(episodes["run"])]
+    if missing:
+        raise FileNotFoundError(f"generate = False, but {paths.relative(directory)} lacks {len(missing)} of this "
+                                f"profile's runs ({missing[0]}, ...): run with generate = True to play them")
+    return (episodes[episodes["run"].isin(ids)].reset_index(drop=True),
+            steps[steps["run"].isin(ids)].reset_index(drop=True))
+
+
+def snapshot(data_dir: str | os.PathLike) -> dict[str, int]:
+    """Modification time (ns) of each data file and store directory (its newest file)
+    directly under ``data_dir``; a directory's name ends with "/"."""
+    times = {}
+    for entry in sorted(Path(data_dir).glob("[!.]*")):
+        if entry.is_dir():
+            files = [f.stat().st_mtime_ns for f in entry.rglob("*") if f.is_file()]
+            if files:
+                times[entry.name + "/"] = max(files)
+        elif entry.name != MANIFEST:
+            times[entry.name] = entry.stat().st_mtime_ns
+    return times
+
+
+def update_manifest(data_dir: str | os.PathLike, before: dict[str, int], notebook: str, profile: str,
+                    commit: str | None = None) -> list[str]:
+    """Record in ``data_dir/MANIFEST.json`` the notebook, profile, commit and date that made
+    each data file changed since ``before`` (a :func:`snapshot`); entries of unchanged files
+    stay, those of files no longer there go. Returns the changed names."""
+    from paperlib.publish import code_version
+
+    after = snapshot(data_dir)
+    changed = [name for name, mtime in after.items() if before.get(name) != mtime]
+    path = Path(data_dir) / MANIFEST
+    manifest = json.loads(path.read_text()) if path.exists() else {}
+    manifest = {name: entry for name, entry in manifest.items() if name in after}
+    commit = commit or code_version()
+    for name in changed:
+        date = datetime.fromtimestamp(after[name] / 1e9, timezone.utc).isoformat(timespec="seconds")
+        manifest[name] = {"notebook": notebook, "profile": profile, "commit": commit, "date": date}
+    if changed or path.exists():
+        path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return changed
+
+
+def write_index(notebooks_dir: str | os.PathLike, figures_dir: str | os.PathLike, index: str | os.PathLike) -> Path:
+    """Write ``index``, an HTML page linking every executed notebook's HTML export in
+    ``notebooks_dir`` and every figure in ``figures_dir``, by links relative to the page."""
+    index = Path(index)
+
+    def link(path: Path) -> str:
+        return html.escape(quote(Path(os.path.relpath(path, index.parent)).as_posix()))
+
+    notebook_items = [f'<li><a href="{link(p)}">{html.escape(p.stem)}</a></li>'
+                      for p in sorted(Path(notebooks_dir).glob("*.html"))]
+    figure_items = [f'<figure><a href="{link(p)}"><img src="{link(p)}" alt="{html.escape(p.stem)}" width="360"></a>'
+                    f"<figcaption>{html.escape(p.name)}</figcaption></figure>"
+                    for p in sorted(Path(figures_dir).glob("*.png"))]
+    index.parent.mkdir(parents=True, exist_ok=True)
+    index.write_text("\n".join([
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>paperlib: notebooks and figures</title>',
+        "<style>body{font-family:sans-serif;margin:2em}figure{display:inline-block;margin:0 1em 1em 0}</style>",
+        "</head><body>\n<h1>Executed notebooks</h1>\n<ul>", *notebook_items, "</ul>\n<h1>Figures</h1>",
+        *figure_items, "</body></html>\n"]), encoding="utf-8")
+    return index
+
+
+def run(profile: str, only: list[str] | None = None, generate: bool = True) -> int:
+    """Run the selected notebooks; returns the exit status (1 when a notebook failed)."""
+    from papermill.exceptions import PapermillExecutionError
+
+    data_dir, figures_dir = paths.outputs(profile)
+    how = "plays its rollouts afresh (generate = True)" if generate else \
+        f"reads {paths.relative(data_dir)}/ (generate = False, --from-data)"
+    try:
+        for notebook in notebooks(only):
+            started = time.monotonic()
+            before = snapshot(data_dir)
+            print(f"[{profile}] {notebook.name} {how} ...", flush=True)
+            try:
+                executed = execute(notebook, profile, generate=generate)
+            except PapermillExecutionError as error:
+                reason = f"{error.ename}: {error.evalue}".splitlines()[0]
+                print(f"[{profile}] {notebook.name} failed in cell {error.exec_count}: {reason} "
+                      f"(the cell's traceback: {paths.relative(paths.EXECUTED_NOTEBOOKS / notebook.name)})",
+                      file=sys.stderr, flush=True)
+                return 1
+            finally:
+                changed = update_manifest(data_dir, before, str(paths.relative(notebook)), profile)
+            print(f"[{profile}] {notebook.name} done in {time.monotonic() - started:.0f} s -> "
+                  f"{paths.relative(executed)}; wrote {', '.join(changed) or 'no data'}", flush=True)
+    finally:
+        index = write_index(paths.EXECUTED_NOTEBOOKS, figures_dir, paths.BUILD / "index.html")
+        print(f"[{profile}] every executed notebook and figure: {paths.relative(index)}", flush=True)
+    return 0
 
 
 def add_commands(groups) -> None:
     command = groups.add_parser("notebooks", help="run the numbered notebooks with papermill")
     command.add_argument("--profile", choices=sorted(PROFILES), default="cpu")
     command.add_argument("--only", nargs="+", metavar="NN", help="notebook numbers, e.g. 01 02")
-    command.set_defaults(func=lambda args: run(args.profile, args.only))
+    command.add_argument("--from-data", action="store_true",
+                         help="rebuild the tables and figures from the data already written, playing no rollouts")
+    command.set_defaults(func=lambda args: run(args.profile, args.only, generate=not args.from_data))

@@ -27,13 +27,14 @@ def set_style() -> None:
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "savefig.bbox": "tight"})
 
 
-def savefig(fig, name: str, directory=None):
-    """Save ``fig`` as <directory>/<name>.png (figures/ by default) and return the path."""
+def savefig(fig, name: str, directory=None) -> Path:
+    """Save ``fig`` as <directory>/<name>.png (figures/ by default) and return its path
+    relative to the repository (``paths.relative``), which is what notebooks print."""
     directory = Path(directory or paths.FIGURES)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.png"
     fig.savefig(path)
-    return path
+    return paths.relative(path)
 
 
 set_style()

@@ -1,28 +1,42 @@
-"""Each notebook runs under papermill on the smoke profile and writes what it promises."""
+"""Each notebook runs under papermill on the smoke profile and writes what it promises;
+what it prints names no directory of this machine's checkout."""
 
 import pandas as pd
 import pytest
 
-from paperlib import pipeline
+from paperlib import paths, pipeline
+
+
+def _assert_no_checkout_path(executed):
+    for path in (executed, executed.with_suffix(".html")):
+        assert str(paths.ROOT) not in path.read_text(encoding="utf-8"), path.name
 
 
 @pytest.mark.slow
-def test_01_environment_and_reward(tmp_path):
+def test_01_environment_and_reward(tmp_path, capsys):
     (notebook,) = pipeline.notebooks(["01"])
-    pipeline.execute(notebook, "smoke", out_dir=tmp_path,
-                     parameters={"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures")})
-    assert (tmp_path / notebook.name).exists() and (tmp_path / notebook.name).with_suffix(".html").exists()
+    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures")}
+    executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
+    assert executed.exists() and executed.with_suffix(".html").exists()
+    _assert_no_checkout_path(executed)
     table = pd.read_parquet(tmp_path / "data" / "01_scripted_summary.parquet")
     no_action = table[table["policy"] == "no_action"]
     assert (no_action["reward"] == 1.0).all() and (no_action["reward_shaped"] == 0.0).all()
     assert (tmp_path / "figures" / "01_reward_vs_meals.png").stat().st_size > 10_000
 
+    capsys.readouterr()
+    pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
+    assert "generate = False: reading " in capsys.readouterr().out
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "data" / "01_scripted_summary.parquet"), table)
+
 
 def _run_smoke(number, tmp_path):
     (notebook,) = pipeline.notebooks([number])
-    pipeline.execute(notebook, "smoke", out_dir=tmp_path,
-                     parameters={"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures")})
-    assert (tmp_path / notebook.name).with_suffix(".html").exists()
+    executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path,
+                                parameters={"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
+                                            "rollouts_dir": str(tmp_path / "rollouts")})
+    assert executed.with_suffix(".html").exists()
+    _assert_no_checkout_path(executed)
     return tmp_path / "data", tmp_path / "figures"
 
 
@@ -62,10 +76,7 @@ def test_13_knowing_doing_gap(tmp_path):
 
 @pytest.mark.slow
 def test_02_coordination_gap(tmp_path):
-    (notebook,) = pipeline.notebooks(["02"])
-    data, figures = tmp_path / "data", tmp_path / "figures"
-    parameters = {"data_dir": str(data), "figures_dir": str(figures), "rollouts_dir": str(tmp_path / "rollouts")}
-    pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
+    data, figures = _run_smoke("02", tmp_path)
     table = pd.read_parquet(data / "02_summary.parquet")
     free = table[table["decision"] == "free"]
     assert set(table["decision"]) == {"scripted", "free", "constrained"} and (table["episodes"] == 2).all()

@@ -467,3 +467,5 @@ def test_the_lens_tables_on_the_scripted_philosopher():
     assert "doing ahead of knowing" in lens_sentences(reversed_)
     close = summary.assign(knowing=0.5, knowing_low=0.4, knowing_high=0.6, doing=0.55, doing_low=0.45, doing_high=0.65)
     assert "do not differ beyond their intervals" in lens_sentences(close)
+    silent = reversed_.assign(no_rationale=0.99, no_rationale_low=0.95, no_rationale_high=1.0)
+    assert "does not measure what it knows" in lens_sentences(silent)

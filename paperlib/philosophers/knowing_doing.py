@@ -453,7 +453,10 @@ def lens_sentences(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> 
     as the reference it is not: a different game and model."""
     lines = []
     for row in summary.itertuples():
-        if row.knowing_low > row.doing_high:
+        if row.no_rationale_low > 0.5:
+            verdict = ("it wrote no readable rationale in most turns, so this prompt does not measure what it knows; "
+                       "its wrong-rationale row is mostly missing rationales")
+        elif row.knowing_low > row.doing_high:
             verdict = "it knew the sensible tool more often than it used it: a knowing-doing gap, as paper B found"
         elif row.doing_low > row.knowing_high:
             verdict = "it acted sensibly more often than it could say what was sensible: doing ahead of knowing"
