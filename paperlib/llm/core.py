@@ -204,9 +204,8 @@ class DecisionCore:
         scored = [p + a for p, a in zip(prompts, answers)]
         names = [name + fmt.suffix for name in fmt.candidates]
         if streams is None:  # identical prompts (every episode starts at the same table) scored once
-            unique = list(dict.fromkeys(scored))
-            rows = self.backend.score(unique, names)
-            scores = np.asarray(rows, float)[[unique.index(s) for s in scored]] if len(unique) < len(scored) else np.asarray(rows, float)
+            row_of = {prompt: i for i, prompt in enumerate(dict.fromkeys(scored))}
+            scores = np.asarray(self.backend.score(list(row_of), names), float)[[row_of[s] for s in scored]]
         else:
             scores = np.asarray(self.backend.score(scored, names, streams=streams), float)
         choices = []
