@@ -11,6 +11,12 @@ wording only under a new ``VERSION`` so old rollouts stay attributable. v2 dropp
 the step count from the history header (v1: "History (t of T steps played):"), so
 that a prompt is the previous step's prompt up to its last history line and an
 instance's KV cache carries over from step to step (``paperlib.backends.hf``, streams).
+
+Two exploration mechanisms (``paperlib.bandits.exploration``) change the history part
+of the same prompts: context randomisation shows its lines in another order
+(``build_prompt(order=)``), context summary shows per-arm counts and means instead
+(``summary_lines``); self-correction adds a second user message after the model's
+answer (``revision_request``). Their wording is ours as well.
 """
 
 from __future__ import annotations
@@ -93,10 +99,40 @@ def output_instructions(spec: BanditSpec, style: str) -> str:
     )
 
 
-def build_prompt(spec: BanditSpec, actions: Sequence[int], rewards: Sequence[float], style: str = "cot") -> str:
-    """The user message for one instance after ``len(actions)`` steps."""
+def summary_lines(spec: BanditSpec, actions: Sequence[int], rewards: Sequence[float]) -> list[str]:
+    """Per arm, in arm order, how often it was played and its mean reward so far (context
+    summary) [ours]: ``blue: pressed 2 times, mean reward 0.35``, ``green: pressed 0 times``."""
+    _, _, verbed = _WORDS[spec.variant]
+    actions, rewards = np.asarray(actions, int), np.asarray(rewards, float)
+    lines = []
+    for a, name in enumerate(spec.names):
+        played = actions == a
+        n = int(played.sum())
+        mean = f", mean reward {rewards[played].mean():.2f}" if n else ""
+        lines.append(f"{name}: {verbed} {n} time{'' if n == 1 else 's'}{mean}")
+    return lines
+
+
+def revision_request(spec: BanditSpec, style: str) -> str:
+    """Self-correction's second user message, after the model's first answer [ours]; the
+    answer format of the no-CoT prompt without CoT, of the CoT prompt otherwise."""
     _check_style(style)
-    lines = history_lines(spec, actions, rewards)
-    header = "History (one line per step played):"
-    past = "\n".join([header, *lines]) if lines else "You have not played yet."
+    noun, verb, _ = _WORDS[spec.variant]
+    return (f"Check your answer against the history and correct it if another {noun} is better to {verb} next. "
+            + output_instructions(spec, "no_cot" if style == "no_cot" else "cot"))
+
+
+def build_prompt(spec: BanditSpec, actions: Sequence[int], rewards: Sequence[float], style: str = "cot", *,
+                 order: Sequence[int] | None = None, summary: bool = False) -> str:
+    """The user message for one instance after ``len(actions)`` steps. ``order``: the history
+    lines in this order (context randomisation); ``summary``: ``summary_lines`` in their
+    place (context summary)."""
+    _check_style(style)
+    if summary:
+        noun, _, _ = _WORDS[spec.variant]
+        header, lines = f"Summary of the steps played (one line per {noun}):", summary_lines(spec, actions, rewards)
+    else:
+        header, lines = "History (one line per step played):", history_lines(spec, actions, rewards)
+        lines = lines if order is None else [lines[i] for i in order]
+    past = "\n".join([header, *lines]) if len(actions) else "You have not played yet."
     return "\n\n".join([task_instructions(spec), output_instructions(spec, style), past, QUESTION])
