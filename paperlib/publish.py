@@ -33,10 +33,8 @@ if TYPE_CHECKING:  # pandas and huggingface_hub load only when a release is buil
 class Config:
     """One dataset config: one table under the data folder, read from files or a RolloutStore.
 
-    ``files`` is a glob under the data folder (every match, less ``exclude``, is stacked);
-    with ``file_key`` each row also gets the part of its file's name the glob's ``*``
-    matched, as that column (the model of ``12_frequency_bias_<model>.parquet``).
-    ``store`` names a RolloutStore directory instead, and ``table`` which of its tables.
+    ``files`` is a glob under the data folder (every match is stacked); ``store`` names a
+    RolloutStore directory instead, and ``table`` which of its tables.
     ``notebook`` is empty for a table typed in from the papers rather than computed.
     """
 
@@ -45,8 +43,6 @@ class Config:
     reproduces: str
     description: str
     files: str = ""
-    exclude: tuple[str, ...] = ()
-    file_key: str = ""
     store: str = ""
     table: str = "episodes"
 
@@ -79,7 +75,7 @@ CONFIGS: tuple[Config, ...] = (
     Config("frequency_bias", "12_frequency_bias",
            "paper B: Fig. 4 and Fig. 15 (reported B06-B09, B18)",
            "each model's action distribution after a history whose last action repeats 0-100 times",
-           files="12_frequency_bias_*.parquet", exclude=("12_frequency_bias_claims.parquet",), file_key="model"),
+           store="12_frequency_bias_runs", table="episodes"),
     Config("knowing_doing_episodes", "13_knowing_doing_gap",
            "paper B: Fig. 5 (reported B10-B16)",
            "bandit runs under the UCB (knowing-doing) prompt, one row per instance",
@@ -138,17 +134,11 @@ def read_config(config: Config, data_dir: Path) -> pd.DataFrame | None:
             return None
         frame = getattr(RolloutStore(data_dir / config.store), config.table)()
     else:
-        found = sorted(p for p in data_dir.glob(config.files) if p.name not in config.exclude)
+        found = sorted(data_dir.glob(config.files))
         if not found:
             return None
-        prefix, _, suffix = config.files.partition("*")
-        frames = []
-        for path in found:
-            frame = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
-            if config.file_key:
-                frame.insert(0, config.file_key, path.name[len(prefix):len(path.name) - len(suffix)])
-            frames.append(frame)
-        frame = pd.concat(frames, ignore_index=True)
+        frame = pd.concat([pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path) for path in found],
+                          ignore_index=True)
     return None if frame.empty else frame
 
 

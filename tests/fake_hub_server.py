@@ -28,7 +28,8 @@ import re
 import socket
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from loopback import JSONHandler, LoopbackServer
 
 _REPO = r"/api/(?P<type>[a-z]+)s/(?P<repo>[^/]+/[^/]+)"
 _ROUTES = (
@@ -48,30 +49,21 @@ class Request:
     body: bytes
 
 
-class FakeHubServer:
+class FakeHubServer(LoopbackServer):
     def __init__(self):
         self.requests: list[Request] = []
         self.unknown: list[str] = []
         self.repos: dict[str, dict] = {}  # "owner/name" -> {"type", "private", "files": {path: bytes}}
         self.failure: tuple[int | str, str | None] | None = None
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._httpd.fake = self
-        self.url = f"http://127.0.0.1:{self._httpd.server_port}"
+        super().__init__(_Handler)
+        self.url = f"http://127.0.0.1:{self.port}"
 
     def fail(self, how: int | str, on: str | None = None) -> None:
         self.failure = (how, on)
 
     def files(self, repo_id: str) -> dict[str, bytes]:
         return self.repos[repo_id]["files"]
-
-    def __enter__(self) -> FakeHubServer:
-        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
     def _route(self, method: str, path: str) -> tuple[str | None, dict]:
         for verb, name, pattern in _ROUTES:
@@ -141,7 +133,7 @@ def _sha(files: dict[str, bytes]) -> str:
     return digest.hexdigest()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     def _serve(self):
         length = int(self.headers.get("Content-Length") or 0)
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -151,18 +143,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
             return
-        status, payload = answer
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up
+        self.reply_json(*answer)
 
     do_GET = do_POST = _serve
-
-    def log_message(self, format, *args):
-        pass

@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from loopback import JSONHandler, LoopbackServer
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopbackServer):
     def __init__(self):
         self.requests: list[dict] = []
         self.authorizations: list[str] = []
@@ -29,9 +30,8 @@ class FakeOpenAIServer:
         self.respond = lambda body: {}
         self._active = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._httpd.fake = self
-        self.url = f"http://127.0.0.1:{self._httpd.server_port}/v1"
+        super().__init__(_Handler)
+        self.url = f"http://127.0.0.1:{self.port}/v1"
 
     def script(self, *actions: dict) -> None:
         """Answer requests with these actions in turn, the last one from then on."""
@@ -42,14 +42,6 @@ class FakeOpenAIServer:
                 return queue.pop(0) if len(queue) > 1 else queue[0]
 
         self.respond = respond
-
-    def __enter__(self) -> FakeOpenAIServer:
-        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
     def _answer(self, body: dict, authorization: str) -> tuple[int, dict]:
         with self._lock:
@@ -90,22 +82,10 @@ def _as_json(arguments: dict | str) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     def do_POST(self):
         if self.path != "/v1/chat/completions":
             self.send_error(404)
             return
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        status, payload = self.server.fake._answer(body, self.headers.get("Authorization", ""))
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client timed out and left
-
-    def log_message(self, format, *args):
-        pass
+        self.reply_json(*self.server.fake._answer(body, self.headers.get("Authorization", "")))

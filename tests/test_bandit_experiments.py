@@ -1,14 +1,19 @@
 """The runs behind notebooks 11-13: which runs a profile makes, resuming, summaries and claims."""
 
+import zlib
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
+from scripted_backend import ScriptedBackend
 
 from paperlib import profiles
 from paperlib.bandits import experiments
 from paperlib.bandits.experiments import Run
+from paperlib.bandits.llm import frequency_bias_scores
+from paperlib.bandits.metrics import frequency_bias
+from paperlib.data import write_parquet
 
 
 @pytest.mark.parametrize("name", ["smoke", "cpu", "paper"])
@@ -155,6 +160,85 @@ def test_the_sentences_of_notebook_11(greedy_coder):
     short = steps[steps["turn"] <= 6]  # a horizon shorter than the arm count: UCB's coverage at its last step
     assert experiments.baseline_sentence(summary, short, 10).startswith(
         "On the 10-armed bandit at low noise UCB had tried 60% of the arms by step 6; after 6 steps")
+
+
+class _PromptScores(dict):
+    """A scripted backend's scores: fixed per prompt, drawn from the prompt's text."""
+
+    def __missing__(self, prompt):
+        return np.random.default_rng(zlib.crc32(prompt.encode())).normal(size=3)
+
+
+def _frequency_settings(**changes):
+    tiny = dict(freq_models=("scripted",), freq_arms=3, freq_lengths=(2, 3), freq_repetitions=(0, 2, 4), freq_histories=2)
+    return replace(profiles.get_profile("smoke"), **(tiny | changes))
+
+
+def _score_calls(backend):
+    return [prompts for kind, prompts, _ in backend.calls if kind == "score"]
+
+
+class _KilledBackend(ScriptedBackend):
+    """Interrupted (as by Ctrl-C) at its ``at``-th scoring call."""
+
+    def __init__(self, at):
+        super().__init__(scores=_PromptScores())
+        self.at = at
+
+    def score(self, prompts, candidates, streams=None):
+        if len(_score_calls(self)) + 1 == self.at:
+            raise KeyboardInterrupt
+        return super().score(prompts, candidates, streams)
+
+
+def test_frequency_bias_rows_equal_the_old_per_model_cache(tmp_path):
+    settings = _frequency_settings()
+    backend, old_backend = ScriptedBackend(scores=_PromptScores()), ScriptedBackend(scores=_PromptScores())
+    spec, cases, _ = experiments.frequency_bias_setup(settings)
+    old = frequency_bias(cases, frequency_bias_scores(old_backend, spec, cases), spec)  # what the old cache held
+    write_parquet(old.assign(probs=old["probs"].map(list)), tmp_path / "12_frequency_bias_scripted.parquet")
+    results = experiments.frequency_bias_results(settings, lambda model: backend, tmp_path / "store")
+    assert list(results) == ["scripted"] and (results["scripted"]["model"] == "scripted").all()
+    pd.testing.assert_frame_equal(results["scripted"].drop(columns=["model", "cases"]),
+                                  pd.read_parquet(tmp_path / "12_frequency_bias_scripted.parquet"), check_exact=True)
+    assert _score_calls(backend) == _score_calls(old_backend)  # the same batches, in the same order
+    assert len(list((tmp_path / "store" / "episodes").iterdir())) == 3  # a shard per number of repetitions
+
+
+def test_a_killed_frequency_bias_run_resumes_where_it_stopped(tmp_path):
+    settings = _frequency_settings(freq_models=("scripted", "other"))
+    complete = experiments.frequency_bias_results(settings, lambda model: ScriptedBackend(scores=_PromptScores()),
+                                                  tmp_path / "complete")
+    killed = _KilledBackend(at=5)  # in the second model's second batch
+    with pytest.raises(KeyboardInterrupt):
+        experiments.frequency_bias_results(settings, lambda model: killed, tmp_path / "resumed")
+    assert killed.calls[-1][0] == "forget"
+    resumed = ScriptedBackend(scores=_PromptScores())
+    results = experiments.frequency_bias_results(settings, lambda model: resumed, tmp_path / "resumed")
+    assert [len(prompts) for prompts in _score_calls(resumed)] == [2 * 2] * 2  # only the two batches not stored
+    for model in settings.freq_models:
+        pd.testing.assert_frame_equal(results[model], complete[model])
+
+
+def test_frequency_bias_rows_of_other_settings_are_kept_apart(tmp_path):
+    fewer = _frequency_settings(freq_repetitions=(0, 2))
+    first = experiments.frequency_bias_results(fewer, lambda model: ScriptedBackend(scores=_PromptScores()), tmp_path)
+    backend = ScriptedBackend(scores=_PromptScores())
+    results = experiments.frequency_bias_results(_frequency_settings(), lambda model: backend, tmp_path)
+    assert len(_score_calls(backend)) == 3 and len(results["scripted"]) == 2 * 2 * 3  # none reused from the others
+    pd.testing.assert_frame_equal(experiments.stored_frequency_bias(fewer, tmp_path)["scripted"], first["scripted"])
+    assert first["scripted"]["cases"].iloc[0] != results["scripted"]["cases"].iloc[0]
+    with pytest.raises(FileNotFoundError, match=r"^\S+ holds 0 of the 12 scored cases of unscored on these settings "
+                                                r"\(cases [0-9a-f]{12}\): score them with generate = True$"):
+        experiments.stored_frequency_bias(_frequency_settings(freq_models=("unscored",)), tmp_path)
+
+
+@pytest.mark.parametrize("change, seed", [(dict(freq_arms=4), 0), (dict(freq_lengths=(2, 4)), 0),
+                                          (dict(freq_repetitions=(0, 2, 5)), 0), (dict(freq_histories=3), 0), ({}, 1)])
+def test_the_frequency_bias_digest_names_every_setting_of_the_cases(change, seed):
+    digest = experiments.frequency_bias_setup(_frequency_settings())[2]
+    assert experiments.frequency_bias_setup(_frequency_settings())[2] == digest
+    assert experiments.frequency_bias_setup(_frequency_settings(**change), seed)[2] != digest
 
 
 def _frequency_result(entropy, strategy):

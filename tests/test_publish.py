@@ -39,9 +39,10 @@ def data_dir(tmp_path):
                  pd.DataFrame({"seed": [0, 0, 1], "step": [0, 1, 0], "action": [2, 1, 0]}))
     store.append(pd.DataFrame({"model": ["tiny-lm"], "seed": [7], "regret": [3.5], "temperature": [0.0]}),
                  pd.DataFrame({"seed": [7], "step": [0], "action": [4], "completion_ids": [[9, 8]]}))
+    frequency = RolloutStore(data / "12_frequency_bias_runs")
     for model, seeds in (("tiny-lm", [0, 1]), ("other-lm", [2])):
-        pd.DataFrame({"seed": seeds, "probs": [[0.5, 0.5]] * len(seeds)}).to_parquet(
-            data / f"12_frequency_bias_{model}.parquet")
+        frequency.append(pd.DataFrame({"model": model, "cases": "0123456789ab", "seed": seeds,
+                                       "probs": [[0.5, 0.5]] * len(seeds)}))
     pd.DataFrame({"model": ["tiny-lm"], "r": [-0.5]}).to_parquet(data / "12_frequency_bias_claims.parquet")
     (data / "paper_reported.csv").write_text("paper,id,value\nA,A01,0.45\nB,B01,not significant\n")
     return data
@@ -100,8 +101,9 @@ def test_every_config_with_data_loads_offline_and_holds_the_rows(data_dir, tmp_p
     episodes, steps = loaded["bandit_episodes"], loaded["bandit_steps"]  # both shards, their columns joined
     assert episodes["seed"].tolist() == [0, 1, 7] and episodes["temperature"].isna().tolist() == [True, True, False]
     assert steps["action"].tolist() == [2, 1, 0, 4] and list(steps["completion_ids"].iloc[-1]) == [9, 8]
-    frequency = loaded["frequency_bias"]  # the claims table is not a model's file
-    assert frequency[["model", "seed"]].values.tolist() == [["other-lm", 2], ["tiny-lm", 0], ["tiny-lm", 1]]
+    frequency = loaded["frequency_bias"]  # both shards; the claims table is not part of it
+    assert frequency[["model", "seed"]].values.tolist() == [["tiny-lm", 0], ["tiny-lm", 1], ["other-lm", 2]]
+    assert set(frequency["cases"]) == {"0123456789ab"}
     assert loaded["paper_reported"]["value"].tolist() == ["0.45", "not significant"]
 
 

@@ -3,11 +3,15 @@
 A run is one agent on one bandit configuration for a number of instances; its id
 (``Run.id``) names everything that changes its rollouts, so a notebook rerun with the
 same settings skips the runs already stored and a changed setting makes a new run.
+Notebook 12's scored cases are stored and resumed the same way, keyed by the model and a
+digest of the settings that make the cases (``frequency_bias_setup``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +19,7 @@ import pandas as pd
 
 from paperlib.bandits.agents import make_agent
 from paperlib.bandits.baselines import BASELINES
+from paperlib.bandits import llm
 from paperlib.bandits.env import BanditSpec
 from paperlib.bandits.prompts import MAX_NEW_TOKENS
 from paperlib.bandits.runner import run_bandit
@@ -259,27 +264,66 @@ def llm_run_sentences(summary: pd.DataFrame, choices: pd.DataFrame, arms: int, h
     return "\n".join(lines)
 
 
-def frequency_bias_results(settings, backend_of, directory: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """Notebook 12: ``metrics.frequency_bias`` of every model in ``freq_models`` on the same
-    cases, each model's result saved as ``12_frequency_bias_<model>.parquet`` and reused when
-    it holds exactly these cases."""
-    from paperlib.bandits.llm import frequency_bias_scores
-    from paperlib.bandits.metrics import frequency_bias, frequency_bias_cases
-    from paperlib.data import write_parquet
+FREQUENCY_BIAS_CASE = ["length", "history", "seed", "repetitions"]  # what names a case among its set
+
+
+def frequency_bias_setup(settings, seed: int = 0) -> tuple[BanditSpec, pd.DataFrame, str]:
+    """Notebook 12's bandit, its cases (``metrics.frequency_bias_cases``) and their digest: 12 hex
+    digits of the sha256 of every setting that makes the cases and their prompts (arms, reward
+    family and noise, prompt version, history lengths, histories per length, repetitions, seed).
+    Stored rows carry the digest as ``cases``: a store keeps the rows of other settings apart by
+    it, as the bandit store keeps runs apart by their id."""
+    from paperlib.bandits.metrics import frequency_bias_cases
+    from paperlib.bandits.prompts import prompt_name
 
     spec = BanditSpec(settings.freq_arms)
+    defining = {"arms": spec.k, "family": spec.family, "noise": spec.noise, "prompt": prompt_name(spec.variant, "no_cot"),
+                "lengths": list(settings.freq_lengths), "histories": settings.freq_histories,
+                "repetitions": list(settings.freq_repetitions), "seed": seed}
+    digest = hashlib.sha256(json.dumps(defining, sort_keys=True).encode()).hexdigest()[:12]
     cases = frequency_bias_cases(spec, seed, settings.freq_lengths, settings.freq_repetitions, settings.freq_histories)
-    keys = ["length", "history", "seed", "repetitions"]
+    return spec, cases, digest
+
+
+def frequency_bias_results(settings, backend_of, directory: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Notebook 12: ``metrics.frequency_bias`` of every model in ``freq_models`` on the same cases
+    (``frequency_bias_setup``), as ``stored_frequency_bias`` returns them.
+
+    The rows go to the RolloutStore at ``directory`` as they are scored, one shard per model and
+    batch (``llm.frequency_bias_batches``: one number of repetitions, every history), each row keyed
+    by its model and ``cases`` digest; a rerun scores only the batches not yet stored, so a
+    killed run loses at most the batch in flight. ``backend_of(model)`` gives the loaded backend
+    of a model with cases left to score."""
+    from paperlib.bandits.metrics import frequency_bias
+
+    spec, cases, digest = frequency_bias_setup(settings, seed)
+    store = RolloutStore(directory)
+    done = store.finished(["model", "cases", "repetitions"])
+    for model in settings.freq_models:
+        todo = cases[[(model, digest, r) not in done for r in cases["repetitions"]]]
+        if todo.empty:
+            continue
+        for index, scores in llm.frequency_bias_batches(backend_of(model), spec, todo):
+            scored = frequency_bias(todo.iloc[index], scores, spec)
+            store.append(scored.assign(model=model, cases=digest)[["model", "cases", *scored.columns]])
+    return stored_frequency_bias(settings, directory, seed)
+
+
+def stored_frequency_bias(settings, directory: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """The scored cases of every model in ``freq_models`` from the RolloutStore at ``directory``,
+    by model, in the order of ``metrics.frequency_bias_cases``; the store's rows of other settings
+    (another ``cases`` digest) are left out. A model without all its rows is one line."""
+    from paperlib import paths
+
+    _, cases, digest = frequency_bias_setup(settings, seed)
+    rows = RolloutStore(directory).episodes()
     results = {}
     for model in settings.freq_models:
-        path = Path(directory) / f"12_frequency_bias_{model}.parquet"
-        if path.exists():
-            saved = pd.read_parquet(path)
-            if saved[keys].equals(cases[keys]):
-                results[model] = saved
-                continue
-        results[model] = frequency_bias(cases, frequency_bias_scores(backend_of(model), spec, cases), spec)
-        write_parquet(results[model].assign(probs=results[model]["probs"].map(list)), path)
+        mine = rows[(rows["model"] == model) & (rows["cases"] == digest)] if len(rows) else rows
+        if len(mine) != len(cases):
+            raise FileNotFoundError(f"{paths.relative(directory)} holds {len(mine)} of the {len(cases)} scored cases of "
+                                    f"{model} on these settings (cases {digest}): score them with generate = True")
+        results[model] = cases[FREQUENCY_BIAS_CASE].merge(mine, on=FREQUENCY_BIAS_CASE)[mine.columns]
     return results
 
 
