@@ -1,0 +1,213 @@
+"""Claims: a paper's number beside ours, in one schema for every notebook that compares them.
+
+A claim is one number a paper reports (a row of ``paper_reported.csv``, by its id) set
+beside what our run measured for one model, with the paper's effect written as a test on
+our number. The verdict is computed from that test here, never typed: ``supports`` when
+our number shows the paper's effect, ``contradicts`` when it does not, ``cannot test``
+when this profile has no such run (no number of ours).
+
+Each notebook that compares with a paper writes its claims to ``<data dir>/NN_claims.parquet``
+(NN: its number) with :func:`write_claims`; notebook 99 stacks every such file into
+``<data dir>/claims.csv`` with :func:`collect_claims`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from paperlib import paths
+
+COLUMNS = (
+    "claim",        # unique id: "<notebook number>:<reported>:<model>"
+    "paper",        # "A" or "B", as paper_reported.csv says
+    "reported",     # the id in paper_reported.csv; several joined by "/" when one number of ours answers them
+    "what",         # the quantity compared
+    "model",        # whose number ours is: the model or scripted policy, and its decision mode if it has one
+    "paper_value",  # the paper's number as it prints it (text: ranges, "not significant")
+    "ours",         # our number (NaN: no such run on this profile)
+    "ours_low",     # its interval, where there is one (else NaN)
+    "ours_high",
+    "effect_if",    # the paper's effect, as a test on our number
+    "verdict",      # one of VERDICTS, from the test's outcome (see verdict)
+    "note",         # what else a reader needs beside the number (a p-value, the other shares); may be empty
+    "notebook",     # the notebook that computed it
+    "source",       # the data it was computed from, relative to the data folder
+    "profile",
+)
+VERDICTS = ("supports", "contradicts", "cannot test")
+COLLECTED = "claims.csv"
+_FILES = "[0-9][0-9]_claims.parquet"
+
+
+def verdict(shown, ours) -> str:
+    """The rule every claim's verdict follows. ``shown``: whether our number shows the paper's
+    effect (NA when this profile has no such run); ``ours``: our number (NaN when none)."""
+    if pd.isna(ours) or pd.isna(shown):
+        return "cannot test"
+    return "supports" if shown else "contradicts"
+
+
+def reported_numbers() -> pd.DataFrame:
+    """``paper_reported.csv``, indexed by id."""
+    return pd.read_csv(paths.PAPER_REPORTED, dtype={"value": str, "low": str, "high": str}).set_index("id")
+
+
+def claims_table(rows: pd.DataFrame, notebook: str, profile: str) -> pd.DataFrame:
+    """``rows`` in the schema, checked: each holds ``reported``, ``what``, ``model``, ``ours``,
+    ``effect_if``, ``shown`` and ``source``, and may hold ``paper_value`` (default: the value,
+    or low to high, in ``paper_reported.csv``), ``ours_low``, ``ours_high`` and ``note``."""
+    table = rows.assign(
+        claim=[f"{notebook[:2]}:{ids}:{model}" for ids, model in zip(rows["reported"], rows["model"])],
+        verdict=[verdict(shown, ours) for shown, ours in zip(rows["shown"], rows["ours"])],
+        notebook=notebook, profile=profile)
+    for column in ("paper_value", "ours_low", "ours_high", "note"):
+        table[column] = table.get(column)  # None where not given
+    reported = _check_cited(table, "claims table")
+    table["paper"] = [reported.loc[ids.split("/")[0], "paper"] for ids in table["reported"]]
+    table["paper_value"] = [given if isinstance(given, str) else _printed(reported, ids)
+                            for given, ids in zip(table["paper_value"], table["reported"])]
+    table["note"] = table["note"].fillna("").astype(str)
+    return check_claims(table[list(COLUMNS)].astype({"ours": float, "ours_low": float, "ours_high": float}))
+
+
+def _printed(reported: pd.DataFrame, ids: str) -> str:
+    """The paper's numbers of ``ids`` as text, each its value or its range low to high."""
+    numbers = reported.loc[ids.split("/")]
+    return " / ".join(value if isinstance(value, str) else f"{low} to {high}"
+                      for value, low, high in zip(numbers["value"], numbers["low"], numbers["high"]))
+
+
+def _check_cited(table: pd.DataFrame, where: str) -> pd.DataFrame:
+    """paper_reported.csv (see reported_numbers) if every claim of ``table`` cites ids of it."""
+    reported = reported_numbers()
+    for claim, ids in zip(table["claim"], table["reported"]):
+        unknown = [id_ for id_ in str(ids).split("/") if id_ not in reported.index]
+        if unknown:
+            raise ValueError(f"{where}: claim {claim!r} cites {unknown[0]!r}, not an id of paper_reported.csv")
+    return reported
+
+
+def check_claims(table: pd.DataFrame, where: str = "claims table") -> pd.DataFrame:
+    """``table`` if it holds every column, cites only ids of ``paper_reported.csv``, gives no
+    claim id twice and only known verdicts; else a one-line ValueError naming the first fault."""
+    missing = [column for column in COLUMNS if column not in table]
+    if missing:
+        raise ValueError(f"{where} lacks the column {missing[0]!r} (a claims table has {', '.join(COLUMNS)})")
+    _check_cited(table, where)
+    twice = table["claim"][table["claim"].duplicated()]
+    if len(twice):
+        raise ValueError(f"{where}: the claim id {twice.iloc[0]!r} appears more than once")
+    wrong = table["verdict"][~table["verdict"].isin(VERDICTS)]
+    if len(wrong):
+        raise ValueError(f"{where}: verdict {wrong.iloc[0]!r} is not one of {', '.join(VERDICTS)}")
+    return table
+
+
+def write_claims(table: pd.DataFrame, data_dir: str | os.PathLike) -> Path:
+    """Write one notebook's claims to ``data_dir/NN_claims.parquet``; returns that path
+    relative to the repository (``paths.relative``), what a notebook prints."""
+    from paperlib.data import write_parquet
+
+    check_claims(table)
+    notebooks = table["notebook"].unique()
+    if len(notebooks) != 1:
+        raise ValueError(f"a claims file holds one notebook's claims, not {len(notebooks)} notebooks'")
+    return paths.relative(write_parquet(table, Path(data_dir) / f"{notebooks[0][:2]}_claims.parquet"))
+
+
+def read_claims(path: str | os.PathLike) -> pd.DataFrame:
+    return check_claims(pd.read_parquet(path), where=str(paths.relative(path)))
+
+
+def collect_claims(data_dir: str | os.PathLike) -> pd.DataFrame:
+    """Every notebook's claims file under ``data_dir``, stacked (paper A first, each
+    notebook's rows in its order), checked as one table and written to ``data_dir/claims.csv``."""
+    data_dir = Path(data_dir)
+    files = sorted(data_dir.glob(_FILES))
+    if not files:
+        raise FileNotFoundError(f"no claims file ({_FILES}) under {paths.relative(data_dir)}: "
+                                "run the notebooks that compare with the papers first")
+    table = pd.concat([read_claims(path) for path in files], ignore_index=True)
+    table = check_claims(table.sort_values("paper", kind="stable", ignore_index=True),
+                         where=f"the claims under {paths.relative(data_dir)}")
+    table.to_csv(data_dir / COLLECTED, index=False, float_format="%.6g")
+    return table
+
+
+def contributors_sentence(table: pd.DataFrame) -> str:
+    """Which notebooks' claims ``table`` holds, and how many each."""
+    counts = table.groupby("notebook", sort=True).size()
+    listed = ", ".join(f"`{notebook}` ({count})" for notebook, count in counts.items())
+    return (f"{_count(len(table), 'claim')} from {_count(len(counts), 'notebook')}: {listed}. "
+            "Notebooks that wrote no claims file have none in the table.")
+
+
+def paper_sentences(table: pd.DataFrame) -> str:
+    """A Markdown bullet per paper: how many of its reported numbers the claims address, and
+    how many claims our run supports, contradicts or cannot test."""
+    reported = reported_numbers()
+    lines = []
+    for paper, numbers in reported.groupby("paper"):
+        rows = table[table["paper"] == paper]
+        if rows.empty:
+            lines.append(f"- **Paper {paper}**: no notebook has set our numbers beside its {len(numbers)} "
+                         "reported numbers yet.")
+            continue
+        addressed = {id_ for ids in rows["reported"] for id_ in ids.split("/")}
+        counts = rows["verdict"].value_counts()
+        lines.append(f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(addressed)} of its {len(numbers)} "
+                     f"reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
+                     f"{counts.get('contradicts', 0)} and cannot test {counts.get('cannot test', 0)}.")
+    return "\n".join(lines)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+# -- the claims of notebooks 11 and 12 (paper B), from the tables paperlib.bandits.experiments computes
+
+def from_greediness(greediness: pd.DataFrame, source: str | os.PathLike, profile: str) -> pd.DataFrame:
+    """Notebook 11's table (``experiments.greediness_claims``) in the schema: one claim per
+    row, the model with its decision mode; ``shown`` is its test of the paper's effect.
+    ``source``: the store its runs are in."""
+    rows = pd.DataFrame({
+        "reported": greediness["id"], "what": greediness["claim"],
+        "model": greediness["model"] + " (" + greediness["decision"] + ")",
+        "paper_value": greediness["paper"], "ours": greediness["ours"],
+        "effect_if": greediness["the effect, if"], "shown": greediness["shown"], "source": _named(source)})
+    return claims_table(rows, "11_bandit_greediness", profile)
+
+
+def from_frequency_bias(frequency_bias: pd.DataFrame, source: str | os.PathLike, profile: str) -> pd.DataFrame:
+    """Notebook 12's table (``experiments.frequency_bias_claims``, one row per model) in the
+    schema: per model the entropy-repetitions correlation (B06), the share of predictions
+    that are the most frequent action (B07) and that share at 0-10 repetitions (B18), each
+    tested against the paper's Gemma2 2B, whose frequency bias the table's own verdict asks
+    about (r < 0 and most predictions the frequent action); "most" at 0-10 repetitions is
+    our reading of B18 **[ours]**. ``source``: the store its scores are in."""
+    rows = []
+    for row in frequency_bias.to_dict("records"):
+        model = row["model"]
+        rows += [
+            {"reported": "B06", "what": "correlation of the action entropy with the repetitions of the last action "
+             "(Pearson r)", "model": model, "ours": row["r"], "effect_if": "r < 0, as the paper's 2B",
+             "shown": row["r"] < 0, "note": f"p = {row['p']:.2g}; paper 2B / 27B: {row['paper r (2B / 27B)']}"},
+            {"reported": "B07", "what": "share of predictions that are the most frequent action", "model": model,
+             "ours": row["frequent"], "effect_if": "above 0.5, as the paper's 2B", "shown": row["frequent"] > 0.5,
+             "note": f"greedy {row['greedy']:.2f}, other {row['other']:.2f}; "
+                     f"paper 2B / 27B: {row['paper frequent (2B / 27B)']}"},
+            {"reported": "B18", "what": "share of predictions that are the most frequent action, 0-10 repetitions",
+             "model": model, "ours": row["frequent, 0-10 repetitions"], "effect_if": "above 0.5 [ours]",
+             "shown": row["frequent, 0-10 repetitions"] > 0.5},
+        ]
+    return claims_table(pd.DataFrame(rows).assign(source=_named(source)), "12_frequency_bias", profile)
+
+
+def _named(source: str | os.PathLike) -> str:
+    """A data file's name, or a store directory's with a trailing "/" (as data/MANIFEST.json names them)."""
+    source = Path(source)
+    return source.name + "/" if source.is_dir() else source.name

@@ -1,0 +1,133 @@
+"""The claims schema: verdicts computed by one rule, one-line refusals of a bad table, the
+claims of notebooks 11 and 12 in the schema, and the table notebook 99 collects."""
+
+import pandas as pd
+import pytest
+
+from paperlib import claims
+from paperlib.claims import COLUMNS, check_claims, claims_table, collect_claims, read_claims, write_claims
+
+
+def rows(**changes):
+    """Two claims on paper A's A18 and A05: one shown, one without a run of ours."""
+    base = {"reported": ["A18", "A05"], "what": ["reward of a zero-action episode", "mean reward, N = 5"],
+            "model": ["policy:no_action", "tiny-lm (free)"], "ours": [1.0, float("nan")],
+            "effect_if": ["1.0", "below 0.5"], "shown": [True, pd.NA], "source": "01_scripted_episodes.parquet"}
+    return pd.DataFrame({**base, **changes})
+
+
+def test_the_verdict_follows_from_the_test_and_whether_we_have_a_number():
+    assert claims.verdict(True, 0.3) == "supports"
+    assert claims.verdict(False, 0.3) == "contradicts"
+    assert claims.verdict(pd.NA, 0.3) == "cannot test"
+    assert claims.verdict(True, float("nan")) == "cannot test"
+
+
+def test_a_claims_table_has_the_schema_its_ids_and_the_paper_s_numbers():
+    table = claims_table(rows(), "01_environment_and_reward", "smoke")
+    assert list(table.columns) == list(COLUMNS)
+    assert table["claim"].tolist() == ["01:A18:policy:no_action", "01:A05:tiny-lm (free)"]
+    assert table["verdict"].tolist() == ["supports", "cannot test"]
+    assert table["paper"].tolist() == ["A", "A"] and table["paper_value"].tolist() == ["1.0", "0.128"]
+    assert table["ours_low"].isna().all() and table["note"].tolist() == ["", ""]
+    assert set(table["notebook"]) == {"01_environment_and_reward"} and set(table["profile"]) == {"smoke"}
+
+
+def test_the_paper_s_value_defaults_to_its_range_and_joins_several_ids():
+    table = claims_table(rows(reported=["A01", "B01/B02"], ours=[0.5, 0.3], shown=[False, True]), "11_x", "cpu")
+    assert table["paper_value"].tolist() == ["0.45 to 0.87", "0.40 / 0.65"]
+    assert table["paper"].tolist() == ["A", "B"]
+    given = claims_table(rows(paper_value=["about 1", None]), "01_x", "cpu")
+    assert given["paper_value"].tolist() == ["about 1", "0.128"]
+
+
+@pytest.mark.parametrize("fault, message", [
+    (lambda t: t.drop(columns="verdict"), r"^claims table lacks the column 'verdict' \(a claims table has claim, "),
+    (lambda t: t.assign(reported=["A18", "A99"]), r"^claims table: claim '01:A05:tiny-lm \(free\)' cites 'A99', "
+                                                  r"not an id of paper_reported.csv$"),
+    (lambda t: t.assign(reported=["A18", "B01/Z9"]), r"cites 'Z9'"),
+    (lambda t: t.assign(claim=["01:A18:x", "01:A18:x"]),
+     r"^claims table: the claim id '01:A18:x' appears more than once$"),
+    (lambda t: t.assign(verdict=["supports", "maybe"]), r"^claims table: verdict 'maybe' is not one of supports, "),
+])
+def test_a_bad_table_is_refused_in_one_line(fault, message):
+    table = claims_table(rows(), "01_environment_and_reward", "smoke")
+    with pytest.raises(ValueError, match=message) as refused:
+        check_claims(fault(table))
+    assert "\n" not in str(refused.value)
+
+
+def test_a_table_citing_an_unknown_id_is_refused_before_it_is_built():
+    with pytest.raises(ValueError, match=r"cites 'B99', not an id of paper_reported.csv$"):
+        claims_table(rows(reported=["A18", "B99"]), "11_x", "cpu")
+
+
+def test_each_notebook_writes_its_own_file_and_reads_it_back(tmp_path):
+    table = claims_table(rows(), "01_environment_and_reward", "smoke")
+    assert write_claims(table, tmp_path) == tmp_path / "01_claims.parquet"
+    pd.testing.assert_frame_equal(read_claims(tmp_path / "01_claims.parquet"), table)
+    mixed = pd.concat([table, claims_table(rows(), "02_other", "smoke")], ignore_index=True)
+    with pytest.raises(ValueError, match="^a claims file holds one notebook's claims, not 2 notebooks'$"):
+        write_claims(mixed, tmp_path)
+    table.drop(columns="note").to_parquet(tmp_path / "03_claims.parquet")
+    with pytest.raises(ValueError, match=r"03_claims.parquet lacks the column 'note'"):
+        read_claims(tmp_path / "03_claims.parquet")
+
+
+def test_notebook_99_s_table_stacks_every_file_paper_a_first_and_counts_the_verdicts(tmp_path):
+    write_claims(claims_table(rows(reported=["B03", "B04"], shown=[False, pd.NA]), "11_bandit_greediness", "smoke"),
+                 tmp_path)
+    write_claims(claims_table(rows(), "01_environment_and_reward", "smoke"), tmp_path)
+    table = collect_claims(tmp_path)
+    assert table["claim"].tolist() == ["01:A18:policy:no_action", "01:A05:tiny-lm (free)",
+                                       "11:B03:policy:no_action", "11:B04:tiny-lm (free)"]
+    assert pd.read_csv(tmp_path / "claims.csv")["verdict"].tolist() == table["verdict"].tolist()
+    assert claims.contributors_sentence(table) == ("4 claims from 2 notebooks: `01_environment_and_reward` (2), "
+                                                   "`11_bandit_greediness` (2). Notebooks that wrote no claims file "
+                                                   "have none in the table.")
+    assert claims.paper_sentences(table).splitlines() == [
+        "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 and cannot test 1.",
+        "- **Paper B**: 2 claims on 2 of its 30 reported numbers; our run supports 0, contradicts 1 and cannot test 1."]
+    assert claims.paper_sentences(table[table["paper"] == "B"]).splitlines()[0] == (
+        "- **Paper A**: no notebook has set our numbers beside its 18 reported numbers yet.")
+
+
+def test_two_files_giving_one_claim_id_and_no_file_at_all_are_refused(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"^no claims file \(\[0-9\]\[0-9\]_claims.parquet\) under "):
+        collect_claims(tmp_path)
+    table = claims_table(rows(), "01_environment_and_reward", "smoke")
+    write_claims(table, tmp_path)
+    table.to_parquet(tmp_path / "02_claims.parquet")  # a copy under another notebook's name
+    with pytest.raises(ValueError, match=r"the claim id '01:A18:policy:no_action' appears more than once$"):
+        collect_claims(tmp_path)
+    assert not (tmp_path / "claims.csv").exists()
+
+
+def test_notebook_11_s_table_in_the_schema_keeps_every_row(tmp_path):
+    greediness = pd.DataFrame({
+        "model": ["tiny-lm"] * 2, "decision": ["constrained"] * 2, "id": ["B01/B02", "B04"],
+        "claim": ["coverage after 50 steps, 10 arms, CoT", "coverage, 20 arms"],
+        "paper": ["0.40 (2B), 0.65 (9B, 27B)", "0.45"], "ours": [0.2, float("nan")],
+        "the effect, if": ["below UCB's 1.00", "below UCB's 1.00"], "shown": pd.array([True, pd.NA], dtype="boolean")})
+    (tmp_path / "11_bandit_runs").mkdir()
+    table = claims.from_greediness(greediness, tmp_path / "11_bandit_runs", "smoke")
+    assert table["claim"].tolist() == ["11:B01/B02:tiny-lm (constrained)", "11:B04:tiny-lm (constrained)"]
+    assert table[["what", "paper_value", "effect_if"]].values.tolist() == greediness[
+        ["claim", "paper", "the effect, if"]].values.tolist()
+    assert table["ours"].tolist()[0] == 0.2 and table["verdict"].tolist() == ["supports", "cannot test"]
+    assert set(table["source"]) == {"11_bandit_runs/"} and set(table["notebook"]) == {"11_bandit_greediness"}
+
+
+def test_notebook_12_s_table_becomes_three_claims_per_model(tmp_path):
+    frequency_bias = pd.DataFrame([{
+        "model": "tiny-lm", "r": -0.3, "p": 0.0123, "paper r (2B / 27B)": "-0.67 / 0.61", "frequent": 0.4,
+        "greedy": 0.35, "other": 0.25, "paper frequent (2B / 27B)": "0.96 / 0.14", "frequent, 0-10 repetitions": 0.6,
+        "paper frequent 0-10 (2B)": "0.70", "shown: r < 0 and frequent > 0.5": False}])
+    (tmp_path / "12_frequency_bias_runs").mkdir()
+    table = claims.from_frequency_bias(frequency_bias, tmp_path / "12_frequency_bias_runs", "smoke")
+    assert table["reported"].tolist() == ["B06", "B07", "B18"]
+    assert table["ours"].tolist() == [-0.3, 0.4, 0.6] and table["paper_value"].tolist() == ["-0.67", "0.96", "0.70"]
+    assert table["verdict"].tolist() == ["supports", "contradicts", "supports"]
+    assert table["note"].tolist() == ["p = 0.012; paper 2B / 27B: -0.67 / 0.61",
+                                      "greedy 0.35, other 0.25; paper 2B / 27B: 0.96 / 0.14", ""]
+    assert set(table["source"]) == {"12_frequency_bias_runs/"}
