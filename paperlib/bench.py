@@ -1,7 +1,9 @@
-"""``paperlib bench ...``: throughput of the local ``hf`` backend on each paper's workload.
+"""``paperlib bench ...``: throughput of the local ``hf`` backend on each paper's workload, and
+seconds per GRPO step.
 
 Each subcommand times the fast path and its baseline in the same process and prints
-ratios against the baseline and where the time goes (``paperlib.bench_hf``). The
+ratios against the baseline and where the time goes (``paperlib.bench_hf``,
+``paperlib.training.bench``). The
 figures depend on the machine and on what else runs on it, so no test times them.
 This module imports nothing heavy; the benchmarks load torch when they run.
 """
@@ -10,10 +12,11 @@ from __future__ import annotations
 
 
 def add_commands(groups) -> None:
-    group = groups.add_parser("bench", help="throughput of the hf backend against its naive baseline")
+    group = groups.add_parser("bench", help="throughput of the hf backend and of a GRPO step against their baselines")
     commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
     _add_philosophers(commands)
     _add_bandit(commands)
+    _add_grpo(commands)
 
 
 # -- paper A: philosopher decisions per second ---------------------------------------
@@ -69,4 +72,39 @@ def _run_bandit(args) -> int:
 
     print(report(streams=bench_streams(args.model, args.instances, args.arms, args.start, args.steps, args.cot,
                                        args.decision, args.max_new_tokens)))
+    return 0
+
+
+# -- paper A's training: seconds per GRPO step ----------------------------------------------
+def _add_grpo(commands) -> None:
+    from paperlib.argtypes import int_at_least, nonnegative_int, positive_int
+    from paperlib.training.grpo import PRESETS, REWARDS
+
+    command = commands.add_parser("grpo", help="seconds per GRPO step and where they go: trl's path against ours")
+    command.add_argument("--profile", choices=tuple(PRESETS), default="cpu", help="the recipe to time")
+    command.add_argument("--model", help="a local model; default: the profile's")
+    command.add_argument("--reward", choices=tuple(REWARDS), default="valid",
+                         help="the reward trained on (valid: it varies within a group, so the loss is not zero)")
+    command.add_argument("--rounds", type=positive_int, help="rounds per episode; default: the profile's")
+    command.add_argument("--groups", type=positive_int, default=1, help="groups per step (the recipe: 2)")
+    command.add_argument("--group-size", type=int_at_least(2, "--group-size must be at least 2, got {text}"),
+                         default=2, help="episodes per group (the recipe: 3)")
+    command.add_argument("--micro-batch", type=nonnegative_int, help="rows per pass (0: the whole step); default: "
+                         "the largest divisor of the step's rows up to the profile's")
+    command.set_defaults(func=_run_grpo)
+
+
+def _run_grpo(args) -> int:
+    from paperlib.training.bench import bench_step, report
+    from paperlib.training.grpo import settings_for
+
+    shape = dict(model=args.model, reward=args.reward, rounds=args.rounds, groups=args.groups,
+                 group_size=args.group_size)
+    settings = settings_for(args.profile, micro_batch=0, **shape)
+    micro_batch = args.micro_batch
+    if micro_batch is None:
+        limit = settings_for(args.profile).micro_batch or settings.row_count
+        micro_batch = max(d for d in range(1, limit + 1) if settings.row_count % d == 0)
+    settings = settings_for(args.profile, micro_batch=micro_batch, **shape)
+    print(report(settings, bench_step(settings)))
     return 0

@@ -237,3 +237,56 @@ def no_call_reward(episodes):
            ylim=(-0.05, 1.08))
     ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
     return fig
+
+
+# -- paper A, notebooks 03-04: GRPO ----------------------------------------------------------
+
+def grpo_training(log, runs, paper_peak=None, paper_saved=None):
+    """One row of panels per run (``runs``: label -> the log's ``reward`` name): the training
+    reward per step with its peak and the saved (last) step marked, each reward component's
+    mean per step, and the valid-call and invalid-action rates per step. Paper A's peak and
+    saved steps (A14, A15) as dotted lines on the reward panels."""
+    fig, axes = plt.subplots(len(runs), 3, figsize=(15, 3.4 * len(runs)), squeeze=False)
+    for row, (label, reward) in zip(axes, runs.items()):
+        run = log[log["reward"] == reward].sort_values("step")
+        ax = row[0]
+        ax.plot(run["step"], run["train_reward"], marker="o", ms=3)
+        peak = run.loc[run["train_reward"].idxmax()]
+        ax.plot(peak["step"], peak["train_reward"], "^", color="C3", ms=9, label=f"peak (step {int(peak['step'])})")
+        last = run.iloc[-1]
+        ax.plot(last["step"], last["train_reward"], "s", color="C2", ms=8, label=f"saved (step {int(last['step'])})")
+        for step, text in ((paper_peak, "paper's peak"), (paper_saved, "paper's saved step")):
+            if step is not None:
+                ax.axvline(step, color="0.5", ls=":", lw=1)
+                ax.annotate(f"{PAPER}: {text}", (step, 1.0), xycoords=("data", "axes fraction"), rotation=90,
+                            xytext=(2, -4), textcoords="offset points", va="top", fontsize=7, color="0.4")
+        ax.set(title=f"{label}: training reward ({reward})", xlabel="step", ylabel="mean episode reward")
+        ax.legend(fontsize=7)
+        components = run.melt(id_vars="step", value_vars=["r_nd_mean", "r_thru_mean", "r_fair_mean", "r_idle_mean"],
+                              var_name="component", value_name="mean")
+        components["component"] = components["component"].str.removesuffix("_mean")
+        sns.lineplot(data=components, x="step", y="mean", hue="component", marker="o", ms=3, ax=row[1])
+        row[1].set(title=f"{label}: reward components", xlabel="step", ylabel="mean over the step's episodes")
+        row[1].legend(fontsize=7)
+        rates = run.melt(id_vars="step", value_vars=["valid_call_rate", "invalid_action_rate", "valid_share_mean"],
+                         var_name="rate", value_name="value")
+        sns.lineplot(data=rates, x="step", y="value", hue="rate", marker="o", ms=3, ax=row[2])
+        row[2].set(title=f"{label}: calls and actions", xlabel="step", ylabel="share", ylim=(-0.02, 1.02))
+        row[2].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def reward_by_selection(episodes, column="reward", order=None):
+    """Per-episode ``column`` for the base model and each selected adapter, one panel per N
+    (box and every episode as a point, placed without random jitter)."""
+    ns = sorted(episodes["n"].unique())
+    fig, axes = plt.subplots(1, len(ns), figsize=(4.4 * len(ns), 3.8), sharey=True, squeeze=False)
+    for ax, n in zip(axes[0], ns):
+        cell = episodes[episodes["n"] == n]
+        sns.boxplot(data=cell, x="selection", y=column, order=order, color="0.85", fliersize=0, ax=ax)
+        sns.swarmplot(data=cell, x="selection", y=column, order=order, size=2.5, alpha=0.7, ax=ax)
+        ax.set(title=f"N = {n}", xlabel="adapter", ylabel=f"episode {column}")
+        ax.tick_params(axis="x", rotation=20)
+    fig.tight_layout()
+    return fig

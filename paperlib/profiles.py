@@ -41,6 +41,12 @@ class Profile:
     gap_probe_episodes: int = 10  # at N = 5 [ours]
     gap_max_new_tokens: int = 1024  # [ours] room for a reasoning model to think before its call
     gap_max_batch: int = 150  # rows of one hf forward pass
+    # -- paper A, notebooks 03-04: GRPO (the recipe is paperlib.training.grpo.PRESETS[profile])
+    grpo_seed: int = 0  # the training run's seed
+    grpo_control_episodes: int = 30  # held-out episodes per side of the positive control's test, at the recipe's N [ours]
+    grpo_val_episodes: int = 30  # validation episodes per saved step (best_val) [ours]
+    grpo_eval_ns: tuple[int, ...] = (5, 10, 15)  # the paper's evaluation grid
+    grpo_eval_episodes: int = 30  # per cell, the paper's
     # -- paper B, notebooks 11-13 (defaults: the paper's sizes and models)
     bandit_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")
     bandit_backend: str = "vllm"
@@ -91,7 +97,9 @@ PROFILES = {
                      freq_models=("smollm2-135m",), freq_lengths=(2, 3), freq_repetitions=(0, 2, 4), freq_histories=1,
                      kd_models=("smollm2-135m",), kd_instances=2, kd_horizon=4, kd_tokens=4,
                      kd_decisions=("constrained",),
-                     lens_models=(("smollm2-135m", "hf"),), lens_ns=(3,), lens_episodes=2, lens_tokens=8),
+                     lens_models=(("smollm2-135m", "hf"),), lens_ns=(3,), lens_episodes=2, lens_tokens=8,
+                     # -- paper A, notebooks 03-04
+                     grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3),
     "cpu": Profile(name="cpu",
                    # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
                    gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
@@ -111,7 +119,9 @@ PROFILES = {
                    kd_decisions=("constrained",),
                    # the embedded model that writes calls, at N = 5 (the paper's training size)
                    lens_models=(("qwen2.5-coder-0.5b", "hf"),), lens_ns=(5,),
-                   lens_tokens=64),  # [ours] the tag and the call take about 30 of Qwen's tokens
+                   lens_tokens=64,  # [ours] the tag and the call take about 30 of Qwen's tokens
+                   # -- paper A, notebooks 03-04 [ours: time] validation on 10 episodes per step, not 30
+                   grpo_val_episodes=10),
     "paper": Profile(name="paper"),
 }
 

@@ -33,8 +33,12 @@ def wilson_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[fl
 
 
 def welch(a, b) -> tuple[float, float]:
-    """Welch's t-test: (t statistic, two-sided p-value)."""
-    result = _st.ttest_ind(np.asarray(a, float), np.asarray(b, float), equal_var=False)
+    """Welch's t-test: (t statistic, two-sided p-value); both NaN when neither sample varies
+    (the test is undefined; scipy would warn of catastrophic cancellation)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        return math.nan, math.nan
+    result = _st.ttest_ind(a, b, equal_var=False)
     return float(result.statistic), float(result.pvalue)
 
 
@@ -47,3 +51,14 @@ def hedges_g(treatment, control) -> float:
         return 0.0 if a.mean() == b.mean() else math.copysign(math.inf, a.mean() - b.mean())
     correction = 1 - 3 / (4 * (na + nb) - 9)
     return float((a.mean() - b.mean()) / pooled * correction)
+
+
+def hedges_g_ci(treatment, control, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Hedges' g and its normal-approximation interval, with the standard error
+    sqrt((na + nb) / (na nb) + g^2 / (2 (na + nb))) (Hedges and Olkin 1985, eq. 5.15)."""
+    g = hedges_g(treatment, control)
+    na, nb = len(treatment), len(control)
+    if not math.isfinite(g):
+        return g, math.nan, math.nan
+    half = _st.norm.ppf(0.5 + confidence / 2) * math.sqrt((na + nb) / (na * nb) + g * g / (2 * (na + nb)))
+    return g, g - half, g + half

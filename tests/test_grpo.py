@@ -300,7 +300,7 @@ def test_a_stopped_run_resumes_to_the_same_log(smoke_run, tmp_path):
     first = train(settings, tmp_path, stop_after=1, progress=False)
     assert list(first["step"]) == [1] and RunDir(tmp_path).steps_saved() == [1]
     resumed = train(settings, tmp_path, progress=False)
-    timing = ["seconds", "rollout_seconds"]
+    timing = [c for c in uninterrupted.columns if c.endswith("seconds")] + ["peak_rss_gb"]  # measurements
     pd.testing.assert_frame_equal(resumed.drop(columns=timing), uninterrupted.drop(columns=timing))
     assert train(settings, tmp_path, progress=False).equals(resumed)  # finished: nothing to do
 
@@ -411,5 +411,7 @@ def test_validation_plays_each_saved_adapter_and_feeds_best_val(smoke_run):
     pd.testing.assert_frame_equal(table[table["step"] == 2][columns].reset_index(drop=True), episodes[columns])
     assert best_val(log, table, column="valid_share") in (1, 2)
     assert grpo.validate(run.path, episodes=3, progress=False).equals(table)  # kept: nothing replayed
-    with pytest.raises(ValueError, match="other sizes"):
-        grpo.validate(run.path, episodes=4, progress=False)
+    more = grpo.validate(run.path, episodes=4, progress=False)  # extended: only the new episode played
+    assert list(more.groupby("step").size()) == [4, 4]
+    pd.testing.assert_frame_equal(more[more["episode"] < 3].reset_index(drop=True), table)
+    assert set(table["adapter_hash"]) == {file_hash(run.checkpoint(1)), file_hash(run.checkpoint(2))}

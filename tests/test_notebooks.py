@@ -42,6 +42,7 @@ def _run_smoke(number, tmp_path):
 
 @pytest.mark.slow
 def test_11_bandit_greediness(tmp_path):
+    from paperlib.claims import read_claims
     from paperlib.data import RolloutStore
 
     data, figures = _run_smoke("11", tmp_path)
@@ -50,20 +51,33 @@ def test_11_bandit_greediness(tmp_path):
     assert set(llm["decision"]) == {"free", "constrained"} and set(llm["cot"]) == {True, False}
     assert (llm.loc[llm["decision"] == "constrained", "invalid_steps"] == 0).all()
     assert {"random", "greedy", "epsilon_greedy", "ucb", "thompson"} <= set(episodes["agent"])
-    claims = pd.read_parquet(data / "11_claims.parquet")
-    assert set(claims["id"]) == {"B01/B02", "B03", "B04", "B05"}
-    assert claims["shown"].isna().tolist() == claims["ours"].isna().tolist()  # no 20-arm run on smoke: <NA>
+    claims = read_claims(data / "11_claims.parquet")
+    assert set(claims["reported"]) == {"B01/B02", "B03", "B04", "B05"}
+    assert (claims["verdict"] == "cannot test").tolist() == claims["ours"].isna().tolist()  # no 20-arm run on smoke
     for name in ("coverage", "coverage_vs_regret", "regret", "noise_levels", "free_vs_constrained"):
         assert (figures / f"11_{name}.png").stat().st_size > 10_000
 
 
 @pytest.mark.slow
-def test_12_frequency_bias(tmp_path):
+def test_12_frequency_bias(tmp_path, capsys):
+    from paperlib import profiles
+    from paperlib.bandits import experiments
+    from paperlib.claims import read_claims
+
     data, figures = _run_smoke("12", tmp_path)
-    claims = pd.read_parquet(data / "12_frequency_bias_claims.parquet")
-    assert claims["model"].tolist() == ["smollm2-135m"] and -1 <= claims["r"].iloc[0] <= 1
-    assert claims[["frequent", "greedy", "other"]].sum(axis=1).iloc[0] == pytest.approx(1.0)
+    stored = experiments.stored_frequency_bias(profiles.get_profile("smoke"), data / "12_frequency_bias_runs")
+    assert list(stored) == ["smollm2-135m"] and len(stored["smollm2-135m"]) == 2 * 3  # lengths x repetitions
+    claims = read_claims(data / "12_claims.parquet")
+    assert set(claims["model"]) == {"smollm2-135m"} and claims["reported"].tolist() == ["B06", "B07", "B18"]
+    assert -1 <= claims["ours"].iloc[0] <= 1 and claims["ours"].iloc[1:].between(0, 1).all()  # r, then two shares
     assert (figures / "12_frequency_bias.png").stat().st_size > 10_000
+
+    capsys.readouterr()
+    (notebook,) = pipeline.notebooks(["12"])
+    pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", generate=False,
+                     parameters={"data_dir": str(data), "figures_dir": str(figures)})
+    assert "generate = False: reading " in capsys.readouterr().out
+    pd.testing.assert_frame_equal(read_claims(data / "12_claims.parquet"), claims)
 
 
 @pytest.mark.slow
@@ -88,3 +102,143 @@ def test_02_coordination_gap(tmp_path):
     assert len(steps) == (llm["n"] * llm["rounds_played"]).sum()
     assert len(free) == 1 and (figures / "02_coordination_gap.png").stat().st_size > 10_000
     assert (figures / "02_no_call_reward.png").stat().st_size > 10_000
+
+
+def _claims_files(data):
+    """Two notebooks' claims: paper A's (one supported, one not run) and paper B's (one contradicted)."""
+    from paperlib.claims import claims_table, write_claims
+
+    write_claims(claims_table(pd.DataFrame({
+        "reported": ["A18", "A05"], "what": ["reward of a zero-action episode", "mean reward, N = 5"],
+        "model": ["policy:no_action", "tiny-lm (free)"], "ours": [1.0, float("nan")], "effect_if": ["1.0", "below 0.5"],
+        "shown": [True, pd.NA], "source": "01_scripted_episodes.parquet"}), "01_environment_and_reward", "smoke"), data)
+    write_claims(claims_table(pd.DataFrame({
+        "reported": ["B03"], "what": ["coverage without CoT"], "model": ["tiny-lm (constrained)"], "ours": [0.9],
+        "effect_if": ["below the CoT run"], "shown": [False], "source": "11_bandit_runs/"}),
+        "11_bandit_greediness", "smoke"), data)
+
+
+@pytest.mark.slow
+def test_99_claims(tmp_path):
+    from paperlib.claims import paper_sentences
+
+    data = tmp_path / "data"
+    _claims_files(data)
+    (notebook,) = pipeline.notebooks(["99"])
+    executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters={"data_dir": str(data)}, generate=False)
+    _assert_no_checkout_path(executed)
+    claims = pd.read_csv(data / "claims.csv")
+    assert claims["claim"].tolist() == ["01:A18:policy:no_action", "01:A05:tiny-lm (free)",
+                                        "11:B03:tiny-lm (constrained)"]
+    assert claims["verdict"].tolist() == ["supports", "cannot test", "contradicts"]
+    shown = executed.read_text(encoding="utf-8")
+    assert "3 claims from 2 notebooks: `01_environment_and_reward` (2), `11_bandit_greediness` (1)." in shown
+    sentences = paper_sentences(claims).splitlines()
+    assert sentences == ["- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 "
+                         "and cannot test 1.",
+                         "- **Paper B**: 1 claim on 1 of its 30 reported numbers; our run supports 0, contradicts 1 "
+                         "and cannot test 0."]
+    assert all(sentence in shown for sentence in sentences)
+
+
+def _release_data(data):
+    """A tiny data folder: scripted episodes, one bandit store, the papers' numbers."""
+    from paperlib.data import RolloutStore
+
+    data.mkdir(parents=True)
+    pd.DataFrame({"model": ["policy:waiter"], "seed": [0], "profile": "smoke", "reward": [0.5]}).to_parquet(
+        data / "01_scripted_episodes.parquet")
+    RolloutStore(data / "11_bandit_runs").append(pd.DataFrame({"model": ["tiny-lm"] * 2, "seed": [0, 1]}),
+                                                 pd.DataFrame({"seed": [0, 0, 1], "action": [2, 1, 0]}))
+    (data / "paper_reported.csv").write_bytes(paths.PAPER_REPORTED.read_bytes())
+    return data
+
+
+def _run_publish(tmp_path, monkeypatch, **parameters):
+    """Notebook 90 on a tiny data folder, the loopback Hub as the endpoint; (executed notebook,
+    release folder, the Hub)."""
+    from fake_hub_server import FakeHubServer
+
+    data, release = _release_data(tmp_path / "data"), tmp_path / "release"
+    (notebook,) = pipeline.notebooks(["90"])
+    with FakeHubServer() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")  # the plain commit path the loopback Hub serves
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path / "executed",
+                                    parameters={"data_dir": str(data), "release_dir": str(release), **parameters})
+    _assert_no_checkout_path(executed)
+    return executed, release, hub
+
+
+@pytest.mark.slow
+def test_90_publish_datasets(tmp_path, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    executed, release, hub = _run_publish(tmp_path, monkeypatch)
+    assert hub.requests == []  # built and loaded back without the Hub, pushed nowhere
+    assert sorted(p.name for p in release.iterdir()) == ["README.md", "bandit_episodes", "bandit_steps",
+                                                         "paper_reported", "philosophers_scripted_episodes"]
+    shown = executed.read_text(encoding="utf-8")
+    assert "4 of the 9 configs, and the dataset card" in shown and "did not push it" in shown
+
+
+@pytest.mark.slow
+def test_90_pushes_with_the_token_from_the_environment_and_writes_it_nowhere(tmp_path, monkeypatch, capsys):
+    token, repo = "hf_FAKE_notebook_secret_0123456789", "someone/paperlib-rollouts"
+    monkeypatch.setenv("HF_TOKEN", token)
+    executed, release, hub = _run_publish(tmp_path, monkeypatch, repo_id=repo)
+    assert hub.files(repo) == {p.relative_to(release).as_posix(): p.read_bytes()
+                               for p in sorted(release.rglob("*")) if p.is_file()}
+    upload = [r for r in hub.requests if r.path.startswith(("/api/repos/", "/api/datasets/"))]
+    assert {r.headers.get("authorization") for r in upload} == {f"Bearer {token}"}
+    for request in hub.requests:  # the token only as the Authorization header
+        others = [value for name, value in request.headers.items() if name != "authorization"]
+        assert token not in request.path + "".join(others) and token.encode() not in request.body
+    assert f"pushed to {hub.url}/datasets/{repo}" in executed.read_text(encoding="utf-8")
+    for path in (executed, executed.with_suffix(".html")):
+        assert token not in path.read_text(encoding="utf-8"), path.name
+    captured = capsys.readouterr()
+    assert token not in captured.out + captured.err  # what the notebook printed while it ran
+
+
+@pytest.mark.slow
+def test_03_and_04_grpo(tmp_path, capsys):
+    """Notebook 03 trains the smoke recipe twice (positive control, paper's reward) and tests the
+    control; notebook 04 validates, selects and evaluates the paper run's adapters from 03's runs."""
+    from paperlib.training.checkpoints import RunDir
+
+    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
+                  "runs_dir": str(tmp_path / "runs")}
+    for number in ("03", "04"):
+        (notebook,) = pipeline.notebooks([number])
+        executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
+        _assert_no_checkout_path(executed)
+    data, figures = tmp_path / "data", tmp_path / "figures"
+    log = pd.read_parquet(data / "03_training_log.parquet")
+    assert sorted(zip(log["reward"], log["step"])) == [("paper", 1), ("paper", 2), ("valid", 1), ("valid", 2)]
+    assert {"model", "seed", "profile", "kl", "loss", "adapter_hash", "forward_seconds"} <= set(log.columns)
+    for reward in ("paper", "valid"):  # each step's rollouts came from the adapter saved after the step before
+        run = RunDir(tmp_path / "runs" / f"grpo-{reward}-seed0")
+        assert run.log()["adapter_hash"].tolist() == log[log["reward"] == reward]["adapter_hash"].tolist()
+    control = pd.read_parquet(data / "03_positive_control.parquet")
+    assert sorted(set(control["selection"])) == ["base", "trained"]
+    assert (control.groupby("selection")["seed"].apply(sorted).map(tuple).nunique()) == 1  # the same seeds
+    episodes = pd.read_parquet(data / "04_episodes.parquet")
+    assert set(episodes["selection"]) == {"base", "last", "best_train", "best_val"}
+    assert (episodes.groupby(["selection", "n"]).size() == 3).all()
+    table = pd.read_parquet(data / "04_null_result.parquet")
+    assert sorted(table["selection"]) == ["best_train", "best_val", "last"]
+    base = episodes[episodes["selection"] == "base"].groupby("n")["reward"].mean()
+    for row in table.itertuples():  # each row's means are its episodes'
+        assert row.base_mean == pytest.approx(base[row.n])
+        mine = episodes[(episodes["selection"] == row.selection) & (episodes["n"] == row.n)]
+        assert row.mean == pytest.approx(mine["reward"].mean()) and set(mine["step"]) == {row.step}
+    for name in ("03_grpo_training", "04_null_result"):
+        assert (figures / f"{name}.png").stat().st_size > 10_000
+
+    capsys.readouterr()
+    for number in ("03", "04"):
+        (notebook,) = pipeline.notebooks([number])
+        pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
+    assert capsys.readouterr().out.count("generate = False: reading ") == 2
+    pd.testing.assert_frame_equal(pd.read_parquet(data / "04_null_result.parquet"), table)

@@ -93,3 +93,38 @@ def test_welch_worked_by_hand():
     assert t == pytest.approx(-math.sqrt(6))
     tail = 0.5 + t * (t * t + 6) / (2 * (t * t + 4) ** 1.5)
     assert p == pytest.approx(2 * tail)
+
+
+def test_hedges_g_interval_worked_by_hand():
+    """g = -1.6 for [1,2,3] vs [3,4,5] (n = 3 + 3): SE = sqrt(6/9 + 2.56/12) = sqrt(0.88)
+    = 0.93808, so the 95% interval is -1.6 -+ 1.95996 * 0.93808 = [-3.43861, 0.23861]."""
+    g, low, high = stats.hedges_g_ci([1, 2, 3], [3, 4, 5])
+    assert g == pytest.approx(-1.6)
+    assert (low, high) == (pytest.approx(-3.43861, abs=1e-4), pytest.approx(0.23861, abs=1e-4))
+
+
+def test_compare_sets_each_adapter_against_the_base_on_the_same_seeds():
+    from paperlib.training.analysis import by_selection, compare
+
+    played = pd.DataFrame({"adapter": ["base"] * 3 + ["step-2"] * 3, "step": [0] * 3 + [2] * 3,
+                           "n": 5, "seed": [0, 1, 2] * 2, "reward": [3, 4, 5, 1, 2, 3]})
+    episodes = by_selection(played, {"last": 2, "best_train": 2})
+    table = compare(episodes)
+    assert table["selection"].tolist() == ["last", "best_train"] and (table["step"] == 2).all()
+    row = table.iloc[0]
+    assert (row["mean"], row["base_mean"], row["difference"]) == (2, 4, -2)
+    assert row["g"] == pytest.approx(-1.6) and row["p"] == pytest.approx(stats.welch([1, 2, 3], [3, 4, 5])[1])
+    with pytest.raises(ValueError, match="not played on the base model's seeds"):
+        compare(episodes.drop(index=5))
+    with pytest.raises(ValueError, match="no evaluation episodes of step 7"):
+        by_selection(played, {"best_val": 7})
+
+
+def test_the_curve_finds_the_peak_and_the_earlier_steps_that_beat_the_last():
+    from paperlib.training.analysis import curve
+
+    log = pd.DataFrame({"step": [1, 2, 3, 4], "reward": "paper", "train_reward": [0.2, 0.5, 0.5, 0.3],
+                        "reward_std": [0.1, 0.2, 0.2, 0.1], "episodes": 4})
+    c = curve(log)
+    assert (c["peak_step"], c["last_step"], c["earlier_better"]) == (2, 4, [2, 3])
+    assert c["drop_se"] == pytest.approx((0.2 ** 2 / 4 + 0.1 ** 2 / 4) ** 0.5)

@@ -58,8 +58,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import resource
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 
 import pandas as pd
@@ -114,6 +116,7 @@ class GRPOSettings:
     rows: str = "turn"
     micro_batch: int = 0  # rows per forward and backward pass; 0: the whole step's batch
     gradient_checkpointing: bool = True
+    shared_prefix: bool = True
     generation: str = "hf"
     measure_kl: bool = True
 
@@ -192,12 +195,16 @@ SOURCES = {
     "scale_rewards": "trl's default (advantage / the group's std)",
     "temperature": "ours: the evaluation's sampling temperature",
     "max_new_tokens": "ours: the evaluation's budget for the profile",
-    "prompt": "ours: the evaluation's default prompt version",
+    "prompt": "ours: the evaluation's default prompt version (cpu: rules-v1, the version notebook 02's probe "
+              "chose for Qwen2.5-Coder-0.5B by its valid-call rate)",
     "mode": "ours: the evaluation's default turn order",
     "rows": "ours: a turn row is exactly what the policy sampled from; the table's prompts carry no history, so "
             "a packed seat row scores each completion after earlier turns it was not sampled with",
     "micro_batch": "ours: memory (gradient accumulation over the step's batch)",
-    "gradient_checkpointing": "trl's default",
+    "gradient_checkpointing": "trl's default (cpu profile: off, ours: the activations of a shared-prefix "
+                              "micro-batch fit in memory, and the backward pass need not recompute the forward)",
+    "shared_prefix": "ours: the rules every row shares fed once per micro-batch, and the LM head at completion "
+                     "positions only (trl's path on False; the same log-probabilities and gradients, tested)",
     "generation": "ours: hf on a CPU, trl's colocated vLLM on a GPU",
     "measure_kl": "ours: log KL(policy ‖ base) with beta = 0 (one more forward pass per step; turn rows at "
                   "temperature 1)",
@@ -220,7 +227,8 @@ def settings_table(settings: GRPOSettings) -> pd.DataFrame:
 PRESETS = {
     "smoke": GRPOSettings(model="smollm2-135m", profile="smoke", n=3, rounds=2, steps=2, groups=1, group_size=2,
                           max_new_tokens=16),
-    "cpu": GRPOSettings(model="qwen2.5-coder-0.5b", profile="cpu", max_new_tokens=16, micro_batch=30),
+    "cpu": GRPOSettings(model="qwen2.5-coder-0.5b", profile="cpu", max_new_tokens=16, micro_batch=30,
+                        prompt="rules-v1", gradient_checkpointing=False),
     "paper": GRPOSettings(model="qwen3-14b", profile="paper", max_new_tokens=1024, micro_batch=6, generation="vllm"),
 }
 
@@ -249,7 +257,7 @@ def add_outcomes(episodes: pd.DataFrame) -> pd.DataFrame:
 def step_summary(episodes: pd.DataFrame) -> dict:
     """A step's log columns from its episodes: mean and std of every reward and component,
     deadlock rate, meals, valid-call and invalid-action rates (pooled over decisions)."""
-    row = {}
+    row = {"episodes": len(episodes)}
     for column in ("reward", "reward_shaped", "valid_share", *COMPONENTS):
         row[f"{column}_mean"] = float(episodes[column].mean())
         row[f"{column}_std"] = float(episodes[column].std(ddof=0))
@@ -374,6 +382,10 @@ def shared_prefix_length(rows: list, prompt_lengths: list[int]) -> int:
 
 
 TRAINING_ATTENTION = "paperlib_sdpa_or_shared_prefix"
+# config fields that change how trl's fused LM head turns hidden states into logits; a model
+# setting any of them takes trl's own path
+PLAIN_HEAD_ONLY = ("final_logit_softcapping", "logit_scale", "output_multiplier", "lm_head_multiplier",
+                   "logits_scaling")
 
 
 def register_training_attention() -> None:
@@ -402,7 +414,7 @@ def make_trainer_class():
     import torch
     from trl import GRPOTrainer
     from trl.models.utils import disable_gradient_checkpointing
-    from trl.trainer.utils import use_adapter
+    from trl.trainer.utils import entropy_from_logits, selective_log_softmax, use_adapter
     from transformers import DynamicCache
 
     from paperlib.backends.hf import MIN_SHARED_PREFIX
@@ -433,15 +445,21 @@ def make_trainer_class():
         only: in a packed seat row the base model would see context the sampler did not.
         """
 
-        def __init__(self, *args, measure_kl: bool = False, **kwargs):
+        def __init__(self, *args, measure_kl: bool = False, phase_seconds: dict | None = None, **kwargs):
             super().__init__(*args, **kwargs)
             self.measure_kl = measure_kl
+            self.phase_seconds = {"forward": 0.0, "kl": 0.0} if phase_seconds is None else phase_seconds
+
+        def _timed(self, phase, started):
+            self.phase_seconds[phase] += time.perf_counter() - started
 
         def _generate_and_score_completions(self, inputs):
             output = super()._generate_and_score_completions(inputs)
             logprobs = [x.get("policy_logprob") for x in inputs]
             if self.measure_kl and self.beta == 0.0 and self.model.training and any(x is not None for x in logprobs):
+                started = time.perf_counter()
                 self._metrics["train"]["kl"].append(self._kl_to_base(output, logprobs))
+                self._timed("kl", started)
             return output
 
         @torch.no_grad()
@@ -461,11 +479,23 @@ def make_trainer_class():
         def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
                                                batch_size=None, compute_entropy=False, compute_aux_loss=False,
                                                **multimodal):
+            started, training = time.perf_counter(), torch.is_grad_enabled()
+            try:
+                return self._logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, batch_size,
+                                                 compute_entropy, compute_aux_loss, **multimodal)
+            finally:
+                if training:  # the loss's forward pass (the KL's runs without gradients)
+                    self._timed("forward", started)
+
+        def _logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size,
+                                 compute_entropy, compute_aux_loss, **multimodal):
+            text = model.config.get_text_config()
             if (compute_aux_loss or any(v is not None for v in multimodal.values())
-                    or model.config.get_text_config()._attn_implementation != TRAINING_ATTENTION):
-                return super()._get_per_token_logps_and_entropies(
-                    model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss,
-                    **multimodal)
+                    or text._attn_implementation != TRAINING_ATTENTION
+                    or any(getattr(text, k, None) is not None for k in PLAIN_HEAD_ONLY)):
+                return GRPOTrainer._get_per_token_logps_and_entropies(
+                    self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy,
+                    compute_aux_loss, **multimodal)
             batch_size = batch_size or input_ids.size(0)
             logps, entropies = [], []
             for start in range(0, input_ids.size(0), batch_size):
@@ -483,8 +513,8 @@ def make_trainer_class():
             rows = [ids[mask] for ids, mask in zip(input_ids, real)]  # prompt then completion, no padding
             n = shared_prefix_length(rows, prompt_lengths)
             if n < MIN_SHARED_PREFIX:
-                return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
-                                                                  None, compute_entropy)[:2]
+                return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask,
+                                                                      logits_to_keep, None, compute_entropy)[:2]
             cache = DynamicCache()
             with disable_gradient_checkpointing(model, self.args.gradient_checkpointing_kwargs), \
                     self.accelerator.autocast():  # a batch of one row: its KV kept, not recomputed
@@ -493,40 +523,50 @@ def make_trainer_class():
             own = [row[n:] for row in rows]
             width = max(len(r) for r in own)
             ids = input_ids.new_full((len(rows), width), self._tokenizer.pad_token_id)
-            labels = torch.full_like(ids, -100)  # trl's fused head scores the completion tokens only
             seen = torch.zeros_like(ids, dtype=torch.bool)
-            for i, (r, p) in enumerate(zip(own, prompt_lengths)):
+            for i, r in enumerate(own):
                 ids[i, :len(r)], seen[i, :len(r)] = r, True
-                labels[i, p - n:len(r)] = r[p - n:]
             causal = torch.ones(width, width, dtype=torch.bool, device=ids.device).tril()
             positions = n + torch.arange(width, device=ids.device).expand(len(rows), -1)
-            with self.accelerator.autocast():
-                out = model(input_ids=ids, attention_mask=causal[None, None] & seen[:, None, None, :],
-                            position_ids=positions, labels=labels, fused_lm_head=True, shared_prefix=prefix)
             # trl's layout: column j is completion token j, which sits at p - n + j of the row's own
             # tokens and is predicted at p - n + j - 1 (columns past a completion's end are masked)
             at = (torch.tensor(prompt_lengths, device=ids.device)[:, None] - n - 1
                   + torch.arange(logits_to_keep, device=ids.device)).clamp(max=width - 2)
-            return out.log_probs.gather(1, at), out.entropy.gather(1, at) if compute_entropy else None
+            causal_lm = self.accelerator.unwrap_model(model)
+            causal_lm = causal_lm.get_base_model() if hasattr(causal_lm, "get_base_model") else causal_lm
+            backbone = getattr(causal_lm, causal_lm.base_model_prefix)
+            with self.accelerator.autocast():
+                hidden = backbone(input_ids=ids, attention_mask=causal[None, None] & seen[:, None, None, :],
+                                  position_ids=positions, shared_prefix=prefix, use_cache=False).last_hidden_state
+                # the LM head at the completion positions only (trl projects every position on a CPU)
+                kept = hidden.gather(1, at[:, :, None].expand(-1, -1, hidden.size(-1)))
+                logits = causal_lm.get_output_embeddings()(kept).float() / self.temperature
+            logps = selective_log_softmax(logits, ids.gather(1, at + 1))
+            return logps, entropy_from_logits(logits) if compute_entropy else None
 
     return SharedPrefixGRPOTrainer
 
 
 # -- the run -------------------------------------------------------------------------------------
-def _callbacks(settings: GRPOSettings, run: RunDir, rollout: TableRollout, stop_after: int | None, progress: bool):
+def _callbacks(settings: GRPOSettings, run: RunDir, rollout: TableRollout, phase_seconds: dict,
+               stop_after: int | None, progress: bool):
     from peft import get_peft_model_state_dict
     from tqdm.auto import tqdm
     from transformers import TrainerCallback
 
     class StepLog(TrainerCallback):
-        """After each optimiser step (before its checkpoint): the step's row of the training log."""
+        """After each optimiser step (before its checkpoint): the step's row of the training log,
+        with where its seconds went (``phase_seconds``, filled by the trainer; the rest of a
+        step is the backward pass and the optimiser). ``checkpoint_seconds``: each save's."""
 
         def on_train_begin(self, args, state, control, **kwargs):
+            self.checkpoint_seconds = []
             self.bar = tqdm(total=settings.steps, initial=state.global_step, desc=f"GRPO {settings.model}",
                             unit="step", disable=not progress)
 
         def on_step_begin(self, args, state, control, **kwargs):
             self.started = time.perf_counter()
+            phase_seconds.update(dict.fromkeys(phase_seconds, 0.0))
 
         def on_log(self, args, state, control, logs=None, model=None, **kwargs):
             if not logs or "loss" not in logs:
@@ -539,11 +579,17 @@ def _callbacks(settings: GRPOSettings, run: RunDir, rollout: TableRollout, stop_
                    "loss": logs["loss"], "kl": logs.get("kl", math.nan), "grad_norm": logs.get("grad_norm", math.nan),
                    "entropy": logs.get("entropy", math.nan), "learning_rate": logs.get("learning_rate", math.nan),
                    "adapter_hash": adapter_hash(get_peft_model_state_dict(model)),
-                   "seconds": time.perf_counter() - self.started}
+                   "seconds": time.perf_counter() - self.started,
+                   **{f"{phase}_seconds": seconds for phase, seconds in phase_seconds.items()},
+                   "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
             run.append_log(row)
+            self.logged = time.perf_counter()
             self.bar.set_postfix(reward=f"{row['train_reward']:.3f}", valid=f"{row['valid_share_mean']:.2f}",
                                  s=f"{row['seconds']:.0f}")
             self.bar.update(1)
+
+        def on_save(self, args, state, control, **kwargs):
+            self.checkpoint_seconds.append(time.perf_counter() - self.logged)
 
         def on_step_end(self, args, state, control, **kwargs):
             if stop_after is not None and state.global_step >= stop_after:
@@ -571,7 +617,7 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     lm, tokenizer = load_local(s.model, device)
     text = lm.config.get_text_config()
-    if text._attn_implementation == "sdpa" and "sliding_attention" not in (getattr(text, "layer_types", None) or ()):
+    if s.shared_prefix and text._attn_implementation == "sdpa" and "sliding_attention" not in (getattr(text, "layer_types", None) or ()):
         register_training_attention()  # else trl's own path (SharedPrefixGRPOTrainer)
         lm.set_attn_implementation(TRAINING_ATTENTION)
     config = GRPOConfig(
@@ -589,13 +635,23 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
     peft_config = LoraConfig(r=s.lora_rank, lora_alpha=s.lora_alpha, target_modules=list(s.lora_targets),
                              lora_dropout=0.0, task_type="CAUSAL_LM")
     rollout = TableRollout(s, tokenizer, run)
+    phase_seconds = {"forward": 0.0, "kl": 0.0}  # each step's, filled by the trainer, logged by StepLog
     trainer = make_trainer_class()(
         model=lm, reward_funcs=episode_reward, args=config, processing_class=tokenizer, peft_config=peft_config,
         train_dataset=datasets.Dataset.from_dict({"prompt": dataset_rows(s)}), rollout_func=rollout,
-        callbacks=_callbacks(s, run, rollout, stop_after, progress),
+        callbacks=_callbacks(s, run, rollout, phase_seconds, stop_after, progress), phase_seconds=phase_seconds,
         measure_kl=s.measure_kl and s.rows == "turn" and s.temperature == 1)
     trainer.remove_callback(PrinterCallback)  # our own progress bar reports each step
     return trainer
+
+
+@contextmanager
+def quiet_trl():
+    """Without the warnings trl 1.16 raises on every step by calling transformers' renamed
+    gradient-checkpointing API."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"`\w*gradient_checkpointing\w*` is deprecated", FutureWarning)
+        yield
 
 
 def train(settings: GRPOSettings, out, stop_after: int | None = None, progress: bool = True) -> pd.DataFrame:
@@ -607,8 +663,7 @@ def train(settings: GRPOSettings, out, stop_after: int | None = None, progress: 
     run.claim(settings.config())
     done = run.rewind()
     if done < min(settings.steps, stop_after or settings.steps):
-        with warnings.catch_warnings():  # trl 1.16 calls transformers' renamed gradient-checkpointing API
-            warnings.filterwarnings("ignore", r"`\w*gradient_checkpointing\w*` is deprecated", FutureWarning)
+        with quiet_trl():
             trainer = build_trainer(settings, run, stop_after, progress)
             trainer.train(resume_from_checkpoint=str(run.checkpoint(done)) if done else None)
     return run.log()
@@ -621,43 +676,65 @@ def run_settings(out) -> GRPOSettings:
     return GRPOSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
 
 
+def play_adapters(out, adapters: dict, ns, episodes: int, first_seed: int, rollouts_dir, seed: int | None = None,
+                  progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Episodes of the run in ``out`` under each of ``adapters`` (label -> a saved step, or None for
+    the base model: the adapter disabled): ``episodes`` episodes at each N of ``ns``, episode e
+    with seed ``first_seed + e`` under every adapter, played with the run's prompt, temperature,
+    token budget, R and turn order, and the sampling seed ``seed`` (default: the run's). One
+    resumable store per label under ``rollouts_dir`` (``paperlib.philosophers.evaluate``): a
+    rerun plays only what is missing. Rows carry ``adapter`` (the label), ``step`` (0: the base
+    model) and ``adapter_hash`` (of the saved adapter file; "base")."""
+    from contextlib import nullcontext
+    from pathlib import Path
+
+    from peft import PeftModel, set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from paperlib.backends.hf import HFBackend
+    from paperlib.data import RolloutStore
+    from paperlib.models import load_local
+    from paperlib.philosophers.evaluate import evaluate
+    from paperlib.philosophers.llm import LLMPolicy
+    from paperlib.training.checkpoints import ADAPTER_FILE, file_hash
+
+    s, run = run_settings(out), RunDir(out)
+    saved = run.steps_saved()
+    unknown = [str(k) for k in adapters.values() if k is not None and k not in saved]
+    if unknown or not saved:
+        raise ValueError(f"{out} has no saved adapter of step {', '.join(unknown) or 'any'} "
+                         f"(saved: {', '.join(map(str, saved)) or 'none'})")
+    lm, tokenizer = load_local(s.model)
+    with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
+        model = PeftModel.from_pretrained(lm, str(run.checkpoint(saved[0])))
+    played_episodes, played_steps = [], []
+    for label, step in adapters.items():
+        if step is not None:
+            set_peft_model_state_dict(model, load_file(run.checkpoint(step) / ADAPTER_FILE))
+        policy = LLMPolicy(HFBackend(s.model, lm=model, tokenizer=tokenizer), prompt=s.prompt,
+                           temperature=s.temperature, max_new_tokens=s.max_new_tokens,
+                           seed=s.seed if seed is None else seed)
+        labels = {"adapter": label, "step": step or 0,
+                  "adapter_hash": "base" if step is None else file_hash(run.checkpoint(step))}
+        with model.disable_adapter() if step is None else nullcontext():
+            ep, st = evaluate(s.model, ns, episodes, rounds=s.rounds, mode=s.mode, seed=first_seed,
+                              store=RolloutStore(Path(rollouts_dir) / label), policy=policy, labels=labels,
+                              progress=progress)
+        played_episodes.append(add_outcomes(ep))
+        played_steps.append(st.assign(adapter=label))
+    return pd.concat(played_episodes, ignore_index=True), pd.concat(played_steps, ignore_index=True)
+
+
 def validate(out, episodes: int, n: int | None = None, progress: bool = True) -> pd.DataFrame:
     """Validation episodes for every saved step of the run in ``out`` (``best_val``'s table): at each
     step, ``episodes`` episodes with seeds ``VALIDATION_SEEDS + e`` (disjoint from training's and
-    from the evaluation's), the same seeds and sampling seed for every step, played by the run's
-    model with that step's adapter under the run's prompt, temperature and token budget, at the
-    run's N (or ``n``) and R. One row per episode, with its ``step``; each step's rows are kept
-    under ``validation/`` and a rerun skips the steps already there."""
-    from peft import PeftModel, set_peft_model_state_dict
-    from safetensors.torch import load_file
-    from tqdm.auto import tqdm
-
-    from paperlib.backends.hf import HFBackend
-    from paperlib.data import write_parquet
-    from paperlib.models import load_local
-    from paperlib.philosophers.episode import run_episodes
-    from paperlib.philosophers.llm import LLMPolicy
-
+    from the evaluation's), the same seeds and sampling seed for every step, at the run's N (or
+    ``n``) and R (:func:`play_adapters`). One row per episode, with its ``step``; kept under the
+    run's ``validation/``, so a rerun plays only what is missing."""
     s, run = run_settings(out), RunDir(out)
-    steps = run.steps_saved()
+    steps = {f"step-{k}": k for k in run.steps_saved()}
     if not steps:
         raise ValueError(f"{out} holds no saved step to validate")
-    path = run.path / "validation"
-    todo = [k for k in steps if not (path / f"step-{k:05d}.parquet").exists()]
-    if todo:
-        lm, tokenizer = load_local(s.model)
-        model = PeftModel.from_pretrained(lm, str(run.checkpoint(todo[0])))
-        backend = HFBackend(s.model, lm=model, tokenizer=tokenizer)
-        for step in tqdm(todo, desc="validation", unit="step", disable=not progress):
-            set_peft_model_state_dict(model, load_file(run.checkpoint(step) / "adapter_model.safetensors"))
-            policy = LLMPolicy(backend, prompt=s.prompt, temperature=s.temperature, max_new_tokens=s.max_new_tokens,
-                               seed=s.seed)
-            rows, _ = run_episodes(policy, n or s.n, s.rounds, range(VALIDATION_SEEDS, VALIDATION_SEEDS + episodes),
-                                   mode=s.mode, labels={"model": s.model, "step": step})
-            write_parquet(add_outcomes(rows), path / f"step-{step:05d}.parquet")
-    table = pd.concat([pd.read_parquet(path / f"step-{k:05d}.parquet") for k in steps], ignore_index=True)
-    sizes = table.groupby("step")["n"].agg(["size", "max"])
-    if (sizes["size"] != episodes).any() or (sizes["max"] != (n or s.n)).any():
-        raise ValueError(f"{path} holds validation episodes of other sizes (episodes per step, N): "
-                         f"delete it to validate with {episodes} episodes at N = {n or s.n}")
+    table, _ = play_adapters(out, steps, [n or s.n], episodes, VALIDATION_SEEDS, run.path / "validation",
+                             progress=progress)
     return table

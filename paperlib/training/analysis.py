@@ -1,0 +1,147 @@
+"""What a GRPO run did, and whether its adapters beat the base model (notebooks 03 and 04).
+
+- :func:`curve`: a training log's peak step and its last step, and how many earlier steps
+  beat the last (paper A: the reward peaked at step 9; the saved step 15 was worse than
+  several earlier steps).
+- :func:`compare`: each adapter's episodes against the base model's at each N, on the
+  same evaluation seeds: means with 95% t intervals, Welch's t-test (scipy) and Hedges' g
+  with its small-sample correction and 95% interval (``paperlib.stats``), adapter minus
+  base.
+- :func:`null_result_sentence` and :func:`control_sentence`: what the tables support,
+  written from their numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from paperlib import stats
+from paperlib.training.grpo import REWARDS
+
+ALPHA = 0.05  # the significance level every sentence uses [ours: the conventional one]
+
+
+def curve(log: pd.DataFrame) -> dict:
+    """The peak and the last step of a run's training reward (the earliest step among equal
+    peaks), the earlier steps whose reward beats the last step's, and the standard error of
+    the peak-minus-last difference from each step's episodes (their std over sqrt(count))."""
+    run = log.sort_values("step").set_index("step")
+    by_step = run["train_reward"]
+    std = run[f"{REWARDS[run['reward'].iloc[0]]}_std"]
+    peak_step, last_step = int(by_step.idxmax()), int(by_step.index[-1])
+    better = [int(k) for k, v in by_step.iloc[:-1].items() if v > by_step.iloc[-1]]
+    se = math.sqrt((std[peak_step] ** 2 / run["episodes"][peak_step]) + (std[last_step] ** 2 / run["episodes"][last_step]))
+    return {"peak_step": peak_step, "peak": float(by_step.max()), "last_step": last_step,
+            "last": float(by_step.iloc[-1]), "earlier_better": better, "drop_se": se}
+
+
+def compare(episodes: pd.DataFrame, column: str = "reward", baseline: str = "base",
+            label: str = "selection") -> pd.DataFrame:
+    """One row per (``label`` other than ``baseline``) x N: the adapter's and the base model's
+    mean ``column`` with 95% intervals, their difference, Welch's p and Hedges' g with its
+    interval. Both sides must hold the same evaluation seeds at that N."""
+    rows = []
+    base = episodes[episodes[label] == baseline]
+    for (name, n), group in episodes[episodes[label] != baseline].groupby([label, "n"], sort=False):
+        control = base[base["n"] == n]
+        if sorted(group["seed"]) != sorted(control["seed"]):
+            raise ValueError(f"{label} {name!r} at N = {n} was not played on the base model's seeds")
+        mean, low, high = stats.mean_ci(group[column])
+        base_mean, base_low, base_high = stats.mean_ci(control[column])
+        _, p = stats.welch(group[column], control[column])
+        g, g_low, g_high = stats.hedges_g_ci(group[column], control[column])
+        rows.append({label: name, "n": int(n), "step": int(group["step"].iloc[0]), "episodes": len(group),
+                     "mean": mean, "ci_low": low, "ci_high": high, "base_mean": base_mean, "base_ci_low": base_low,
+                     "base_ci_high": base_high, "difference": mean - base_mean, "p": p, "g": g, "g_low": g_low,
+                     "g_high": g_high})
+    return pd.DataFrame(rows)
+
+
+def by_selection(played: pd.DataFrame, chosen: dict, base: str = "base") -> pd.DataFrame:
+    """The evaluation's episodes labelled by ``selection``: the base model's rows as ``base``, and
+    for each rule of ``chosen`` (rule -> step) the rows of that step's adapter (``step-<k>``,
+    as :func:`paperlib.training.grpo.play_adapters` labels them), repeated when two rules keep
+    the same step."""
+    parts = [played[played["adapter"] == base].assign(selection=base)]
+    for rule, step in chosen.items():
+        rows = played[played["adapter"] == f"step-{step}"]
+        if rows.empty:
+            raise ValueError(f"no evaluation episodes of step {step}, which {rule} keeps")
+        parts.append(rows.assign(selection=rule))
+    return pd.concat(parts, ignore_index=True)
+
+
+def learned(control: pd.DataFrame) -> bool:
+    """Whether the positive control's adapter beats the base model significantly at every N of
+    :func:`compare`'s table."""
+    return bool(len(control)) and bool(((control["p"] < ALPHA) & (control["difference"] > 0)).all())
+
+
+def _p(p: float) -> str:
+    return f"p = {p:.2g}" if p == p else "no test: every episode scored the same"
+
+
+def _verdict(row) -> str:
+    if not row["p"] < ALPHA:
+        return "no significant difference"
+    return "significantly higher" if row["difference"] > 0 else "significantly lower"
+
+
+def control_sentence(table: pd.DataFrame, column: str = "valid share") -> str:
+    """The positive control's result, from :func:`compare`'s table (one row per adapter x N)."""
+    parts = [f"at N = {r.n} the trained adapter (step {r.step}) has a {column} of {r.mean:.2f} "
+             f"[{r.ci_low:.2f}, {r.ci_high:.2f}] against the base model's {r.base_mean:.2f} "
+             f"[{r.base_ci_low:.2f}, {r.base_ci_high:.2f}] on {r.episodes} held-out episodes "
+             f"(Welch {_p(r.p)}, Hedges' g = {r.g:.2f} [{r.g_low:.2f}, {r.g_high:.2f}]): {_verdict(r._asdict())}"
+             for r in table.itertuples()]
+    verdict = ("The trainer learns a learnable reward within this budget, so a null result under the paper's reward "
+               "below is not the trainer's failure to learn." if learned(table) else
+               "The trainer did not raise this learnable reward significantly within this budget: a null result "
+               "under the paper's reward below would say nothing about GRPO.")
+    return "Positive control: " + "; ".join(parts) + ". " + verdict
+
+
+def null_result_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str, control: pd.DataFrame) -> str:
+    """What the base-vs-adapter table supports, per selection rule, beside paper A's numbers
+    (rows A05, A08, A09, A10 of ``reported``), read in the light of the positive control
+    (``control``: :func:`compare`'s table of notebook 03's held-out test)."""
+    paper = reported.set_index("id")["value"]
+    lines = [f"Paper A (Qwen3-14B, N = 5): base {paper['A05']}, GRPO {paper['A08']}, Welch p = {paper['A09']}, "
+             f"Hedges' g = {paper['A10']}; not significant at N = 10 and 15 either."]
+    for selection, rows in table.groupby("selection", sort=False):
+        cells = "; ".join(f"N = {r.n}: {r.base_mean:.3f} → {r.mean:.3f} ({_p(r.p)}, g = {r.g:.2f} "
+                          f"[{r.g_low:.2f}, {r.g_high:.2f}], {_verdict(r._asdict())})" for r in rows.itertuples())
+        lines.append(f"Ours ({model}, adapter `{selection}`, step {int(rows['step'].iloc[0])}): {cells}.")
+    significant = table[table["p"] < ALPHA]
+    if significant.empty:
+        lines.append(f"No selection rule's adapter differs significantly from the base model at any N"
+                     + (f": our run reproduces the shape of the paper's null result on {model}, not its numbers or its "
+                        f"model; the same trainer and budget did raise a learnable reward (notebook 03)."
+                        if learned(control) else
+                        f". Notebook 03's positive control did not rise significantly either, so on this run the "
+                        f"trainer is not shown to learn at all: this is no evidence for or against the paper's null "
+                        f"result."))
+    else:
+        cells = ", ".join(f"`{r.selection}` at N = {r.n} ({'higher' if r.difference > 0 else 'lower'})"
+                          for r in significant.itertuples())
+        lines.append(f"Unlike the paper, some adapters differ significantly from the base model: {cells}.")
+    return "\n\n".join(lines)
+
+
+def curve_sentence(log: pd.DataFrame, reported: pd.DataFrame, model: str) -> str:
+    """The training curve under the paper's reward beside paper A's (rows A14, A15: steps
+    counted from 0, so its peak at step 9 and saved step 15 are our steps 10 and 16)."""
+    c = curve(log)
+    paper = reported.set_index("id")["value"]
+    earlier = (f"{len(c['earlier_better'])} earlier step{'s' if len(c['earlier_better']) != 1 else ''} "
+               f"({', '.join(map(str, c['earlier_better']))}) had a higher training reward than the last"
+               if c["earlier_better"] else "no earlier step had a higher training reward than the last")
+    return (f"Paper A (Qwen3-8B and 14B): the training reward peaked at step {paper['A14']} and the saved step "
+            f"{paper['A15']} (the last, counting from 0) was worse than several earlier steps. Ours ({model}, "
+            f"{c['last_step']} steps counted from 1): the training reward peaked at step {c['peak_step']} "
+            f"({c['peak']:.3f}) and the last step, which the paper's rule keeps, scored {c['last']:.3f}; {earlier}."
+            + (f" The drop from the peak, {c['peak'] - c['last']:.3f}, is {(c['peak'] - c['last']) / c['drop_se']:.1f} "
+               f"standard errors of the two steps' means." if c["peak_step"] != c["last_step"] and c["drop_se"] > 0
+               else ""))

@@ -1,0 +1,82 @@
+"""``paperlib bench grpo``: seconds per GRPO step and where they go, trl's path against ours.
+
+Each variant runs one real step of :func:`paperlib.training.grpo.train` in a scratch
+directory, in this process, from the same settings and seed: the same LoRA
+initialisation, hence the same rollouts and (up to float rounding) the same loss, which
+the report shows beside the times. Variants (:data:`VARIANTS`):
+
+- ``trl``: trl's own log-probability path, as shipped (every row fed whole; on a CPU the
+  LM head projects every position through the vocabulary), gradient checkpointing on;
+- ``shared prefix``: the rules every row shares fed once per micro-batch and the LM head
+  at completion positions only (``GRPOSettings.shared_prefix``), checkpointing on;
+- ``shared prefix, no checkpointing``: the same without recomputing the forward pass in
+  the backward pass (the ``cpu`` preset).
+
+Where a step's seconds go: the rollout (the episodes played with the current adapter),
+the loss's forward pass, the KL measurement's forward pass (``measure_kl``), the rest of
+the step (backward pass and optimiser), and the checkpoint written after it. Memory is not
+compared here (freed memory stays with the process, so a later variant's peak includes the
+earlier ones'); a training run logs its own peak (``peak_rss_gb``). The figures depend on
+what else runs on the machine (the load average is printed), so no test times them.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import replace
+
+import pandas as pd
+
+from paperlib.training.checkpoints import RunDir
+from paperlib.training.grpo import GRPOSettings, build_trainer, quiet_trl
+
+VARIANTS = {
+    "trl": {"shared_prefix": False, "gradient_checkpointing": True},
+    "shared prefix": {"shared_prefix": True, "gradient_checkpointing": True},
+    "shared prefix, no checkpointing": {"shared_prefix": True, "gradient_checkpointing": False},
+}
+PHASES = ("rollout", "forward", "kl", "backward_and_optimiser", "checkpoint")
+
+
+def bench_step(settings: GRPOSettings, variants: dict = VARIANTS, log=print) -> pd.DataFrame:
+    """One step of ``settings`` per variant: a row each with the seconds per phase, the step's
+    total, its ratio to the first variant's, the loss and the gradient norm. ``log`` gets each
+    variant's row as it finishes."""
+    rows = []
+    for name, overrides in variants.items():
+        s = replace(settings, steps=1, **overrides).check()
+        with tempfile.TemporaryDirectory() as out:
+            run = RunDir(out)
+            run.claim(s.config())
+            with quiet_trl():
+                trainer = build_trainer(s, run, progress=False)
+                trainer.train()
+            step_log = next(c for c in trainer.callback_handler.callbacks if hasattr(c, "checkpoint_seconds"))
+            logged = run.log().iloc[0]
+        rest = logged["seconds"] - logged["rollout_seconds"] - logged["forward_seconds"] - logged["kl_seconds"]
+        rows.append({"variant": name, "rollout": logged["rollout_seconds"], "forward": logged["forward_seconds"],
+                     "kl": logged["kl_seconds"], "backward_and_optimiser": rest,
+                     "checkpoint": step_log.checkpoint_seconds[0], "loss": logged["loss"],
+                     "grad_norm": logged["grad_norm"]})
+        log(f"{name}: " + ", ".join(f"{k} {v:.4g}" for k, v in rows[-1].items() if k != "variant"))
+        del trainer
+    table = pd.DataFrame(rows)
+    table["step"] = table[list(PHASES)].sum(axis=1)
+    table["training_side"] = table["step"] - table["rollout"]
+    table["speedup"] = table["step"].iloc[0] / table["step"]
+    table["training_side_speedup"] = table["training_side"].iloc[0] / table["training_side"]
+    return table
+
+
+def report(settings: GRPOSettings, table: pd.DataFrame) -> str:
+    s = settings
+    lines = [f"GRPO step, {s.model}: {s.row_count} {s.rows} rows (N = {s.n}, R = {s.rounds}, {s.groups} groups of "
+             f"{s.group_size}), {s.rows_per_pass} rows per pass, max_new_tokens {s.max_new_tokens}, measure_kl "
+             f"{s.measure_kl}; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
+    for r in table.itertuples():
+        lines.append(f"  {r.variant:32s} {r.step:7.1f} s  x{r.speedup:.2f} (training side {r.training_side:6.1f} s, "
+                     f"x{r.training_side_speedup:.2f}): rollout {r.rollout:.1f}, forward {r.forward:.1f}, "
+                     f"kl {r.kl:.1f}, backward and optimiser {r.backward_and_optimiser:.1f}, checkpoint "
+                     f"{r.checkpoint:.1f}; loss {r.loss:.6g}, grad norm {r.grad_norm:.6g}")
+    return "\n".join(lines)
