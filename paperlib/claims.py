@@ -170,44 +170,7 @@ def _count(number: int, noun: str) -> str:
 
 # -- the claims of notebooks 11 and 12 (paper B), from the tables paperlib.bandits.experiments computes
 
-def from_greediness(greediness: pd.DataFrame, source: str | os.PathLike, profile: str) -> pd.DataFrame:
-    """Notebook 11's table (``experiments.greediness_claims``) in the schema: one claim per
-    row, the model with its decision mode; ``shown`` is its test of the paper's effect.
-    ``source``: the store its runs are in."""
-    rows = pd.DataFrame({
-        "reported": greediness["id"], "what": greediness["claim"],
-        "model": greediness["model"] + " (" + greediness["decision"] + ")",
-        "paper_value": greediness["paper"], "ours": greediness["ours"],
-        "effect_if": greediness["the effect, if"], "shown": greediness["shown"], "source": _named(source)})
-    return claims_table(rows, "11_bandit_greediness", profile)
-
-
-def from_frequency_bias(frequency_bias: pd.DataFrame, source: str | os.PathLike, profile: str) -> pd.DataFrame:
-    """Notebook 12's table (``experiments.frequency_bias_claims``, one row per model) in the
-    schema: per model the entropy-repetitions correlation (B06), the share of predictions
-    that are the most frequent action (B07) and that share at 0-10 repetitions (B18), each
-    tested against the paper's Gemma2 2B, whose frequency bias the table's own verdict asks
-    about (r < 0 and most predictions the frequent action); "most" at 0-10 repetitions is
-    our reading of B18 **[ours]**. ``source``: the store its scores are in."""
-    rows = []
-    for row in frequency_bias.to_dict("records"):
-        model = row["model"]
-        rows += [
-            {"reported": "B06", "what": "correlation of the action entropy with the repetitions of the last action "
-             "(Pearson r)", "model": model, "ours": row["r"], "effect_if": "r < 0, as the paper's 2B",
-             "shown": row["r"] < 0, "note": f"p = {row['p']:.2g}; paper 2B / 27B: {row['paper r (2B / 27B)']}"},
-            {"reported": "B07", "what": "share of predictions that are the most frequent action", "model": model,
-             "ours": row["frequent"], "effect_if": "above 0.5, as the paper's 2B", "shown": row["frequent"] > 0.5,
-             "note": f"greedy {row['greedy']:.2f}, other {row['other']:.2f}; "
-                     f"paper 2B / 27B: {row['paper frequent (2B / 27B)']}"},
-            {"reported": "B18", "what": "share of predictions that are the most frequent action, 0-10 repetitions",
-             "model": model, "ours": row["frequent, 0-10 repetitions"], "effect_if": "above 0.5 [ours]",
-             "shown": row["frequent, 0-10 repetitions"] > 0.5},
-        ]
-    return claims_table(pd.DataFrame(rows).assign(source=_named(source)), "12_frequency_bias", profile)
-
-
-def _named(source: str | os.PathLike) -> str:
+def source_name(source: str | os.PathLike) -> str:
     """A data file's name, or a store directory's with a trailing "/" (as data/MANIFEST.json names them)."""
     source = Path(source)
     return source.name + "/" if source.is_dir() else source.name

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from paperlib import claims
+from paperlib.bandits import experiments
 from paperlib.claims import COLUMNS, check_claims, claims_table, collect_claims, read_claims, write_claims
 
 
@@ -110,7 +111,7 @@ def test_notebook_11_s_table_in_the_schema_keeps_every_row(tmp_path):
         "paper": ["0.40 (2B), 0.65 (9B, 27B)", "0.45"], "ours": [0.2, float("nan")],
         "the effect, if": ["below UCB's 1.00", "below UCB's 1.00"], "shown": pd.array([True, pd.NA], dtype="boolean")})
     (tmp_path / "11_bandit_runs").mkdir()
-    table = claims.from_greediness(greediness, tmp_path / "11_bandit_runs", "smoke")
+    table = experiments.greediness_claims_table(greediness, tmp_path / "11_bandit_runs", "smoke")
     assert table["claim"].tolist() == ["11:B01/B02:tiny-lm (constrained)", "11:B04:tiny-lm (constrained)"]
     assert table[["what", "paper_value", "effect_if"]].values.tolist() == greediness[
         ["claim", "paper", "the effect, if"]].values.tolist()
@@ -124,7 +125,7 @@ def test_notebook_12_s_table_becomes_three_claims_per_model(tmp_path):
         "greedy": 0.35, "other": 0.25, "paper frequent (2B / 27B)": "0.96 / 0.14", "frequent, 0-10 repetitions": 0.6,
         "paper frequent 0-10 (2B)": "0.70", "shown: r < 0 and frequent > 0.5": False}])
     (tmp_path / "12_frequency_bias_runs").mkdir()
-    table = claims.from_frequency_bias(frequency_bias, tmp_path / "12_frequency_bias_runs", "smoke")
+    table = experiments.frequency_bias_claims_table(frequency_bias, tmp_path / "12_frequency_bias_runs", "smoke")
     assert table["reported"].tolist() == ["B06", "B07", "B18"]
     assert table["ours"].tolist() == [-0.3, 0.4, 0.6] and table["paper_value"].tolist() == ["-0.67", "0.96", "0.70"]
     assert table["verdict"].tolist() == ["supports", "contradicts", "supports"]

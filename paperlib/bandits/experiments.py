@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from paperlib.bandits import llm
 from paperlib.bandits.env import BanditSpec
 from paperlib.bandits.prompts import MAX_NEW_TOKENS
 from paperlib.bandits.runner import run_bandit
+from paperlib.claims import claims_table, source_name
 from paperlib.data import RolloutStore
 
 
@@ -430,3 +432,41 @@ def knowing_doing_sentences(table: pd.DataFrame, matrices: dict[str, pd.DataFram
             f"(paper, Gemma2 27B: {paper.loc['B10', 'value']} and {paper.loc['B11', 'value']}). "
             f"It {'shows' if shown else 'does not show'} the paper's knowing-doing gap.")
     return "\n".join(lines)
+
+
+# -- claims in the shared schema (paperlib.claims) ----------------------------------------------
+def greediness_claims_table(greediness: pd.DataFrame, source: str | os.PathLike, profile: str) -> pd.DataFrame:
+    """Notebook 11's table (``experiments.greediness_claims``) in the schema: one claim per
+    row, the model with its decision mode; ``shown`` is its test of the paper's effect.
+    ``source``: the store its runs are in."""
+    rows = pd.DataFrame({
+        "reported": greediness["id"], "what": greediness["claim"],
+        "model": greediness["model"] + " (" + greediness["decision"] + ")",
+        "paper_value": greediness["paper"], "ours": greediness["ours"],
+        "effect_if": greediness["the effect, if"], "shown": greediness["shown"], "source": source_name(source)})
+    return claims_table(rows, "11_bandit_greediness", profile)
+
+
+def frequency_bias_claims_table(frequency_bias: pd.DataFrame, source: str | os.PathLike, profile: str) -> pd.DataFrame:
+    """Notebook 12's table (``experiments.frequency_bias_claims``, one row per model) in the
+    schema: per model the entropy-repetitions correlation (B06), the share of predictions
+    that are the most frequent action (B07) and that share at 0-10 repetitions (B18), each
+    tested against the paper's Gemma2 2B, whose frequency bias the table's own verdict asks
+    about (r < 0 and most predictions the frequent action); "most" at 0-10 repetitions is
+    our reading of B18 **[ours]**. ``source``: the store its scores are in."""
+    rows = []
+    for row in frequency_bias.to_dict("records"):
+        model = row["model"]
+        rows += [
+            {"reported": "B06", "what": "correlation of the action entropy with the repetitions of the last action "
+             "(Pearson r)", "model": model, "ours": row["r"], "effect_if": "r < 0, as the paper's 2B",
+             "shown": row["r"] < 0, "note": f"p = {row['p']:.2g}; paper 2B / 27B: {row['paper r (2B / 27B)']}"},
+            {"reported": "B07", "what": "share of predictions that are the most frequent action", "model": model,
+             "ours": row["frequent"], "effect_if": "above 0.5, as the paper's 2B", "shown": row["frequent"] > 0.5,
+             "note": f"greedy {row['greedy']:.2f}, other {row['other']:.2f}; "
+                     f"paper 2B / 27B: {row['paper frequent (2B / 27B)']}"},
+            {"reported": "B18", "what": "share of predictions that are the most frequent action, 0-10 repetitions",
+             "model": model, "ours": row["frequent, 0-10 repetitions"], "effect_if": "above 0.5 [ours]",
+             "shown": row["frequent, 0-10 repetitions"] > 0.5},
+        ]
+    return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "12_frequency_bias", profile)
