@@ -242,3 +242,17 @@ def test_03_and_04_grpo(tmp_path, capsys):
         pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
     assert capsys.readouterr().out.count("generate = False: reading ") == 2
     pd.testing.assert_frame_equal(pd.read_parquet(data / "04_null_result.parquet"), table)
+
+
+@pytest.mark.slow
+def test_06_knowing_doing_at_the_table(tmp_path):
+    data, figures = _run_smoke("06", tmp_path)  # the notebook asserts the scripted validation itself
+    turns = pd.read_parquet(data / "06_knowing_doing_turns.parquet")
+    table = pd.read_parquet(data / "06_knowing_doing_table.parquet")
+    assert set(turns["model"]) == {"smollm2-135m"} and set(turns["n"]) == {3}
+    for (model, adapter, n), cell in table.groupby(["model", "adapter", "n"]):  # a matrix per model, adapter and N
+        assert len(cell) == 6 and cell["share"].sum() == pytest.approx(1.0)
+        assert (cell["turns"] == len(turns[(turns["model"] == model) & (turns["n"] == n)])).all()
+    summary = pd.read_parquet(data / "06_knowing_vs_doing.parquet")
+    assert ((summary["knowing_low"] <= summary["knowing"]) & (summary["knowing"] <= summary["knowing_high"])).all()
+    assert (figures / "06_knowing_doing_table.png").stat().st_size > 10_000
