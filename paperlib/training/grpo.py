@@ -56,6 +56,7 @@ a KL to the base model when ``beta = 0`` (trl then computes none).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import resource
@@ -601,6 +602,12 @@ def _callbacks(settings: GRPOSettings, run: RunDir, rollout: TableRollout, phase
     return [StepLog()]
 
 
+def _not_a_masked_turn(record) -> bool:
+    """trl warns, every step, of rows whose reward is None; ours are the turns an episode never
+    reached (the rollout's masked rows, left out of their group's baseline by design)."""
+    return not record.getMessage().startswith("All reward functions returned None")
+
+
 def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = None, progress: bool = True):
     """trl's GRPOTrainer for ``settings``, writing into ``run`` (whose config is already claimed)."""
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # trl pings the Hub at start-up otherwise
@@ -642,6 +649,9 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
         callbacks=_callbacks(s, run, rollout, phase_seconds, stop_after, progress), phase_seconds=phase_seconds,
         measure_kl=s.measure_kl and s.rows == "turn" and s.temperature == 1)
     trainer.remove_callback(PrinterCallback)  # our own progress bar reports each step
+    masked = logging.getLogger("trl.trainer.grpo_trainer")
+    if _not_a_masked_turn not in masked.filters:
+        masked.addFilter(_not_a_masked_turn)
     return trainer
 
 
