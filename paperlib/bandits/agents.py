@@ -10,7 +10,7 @@ AGENTS = (*BASELINES, LLM_AGENT)
 
 def make_agent(name: str, model: str | None = None, *, epsilon: float = EPSILON, cot: bool = True, **llm) -> Agent:
     """An agent by name. ``model``, ``cot`` and the keywords in ``llm`` (backend, style,
-    decision, temperature, max_new_tokens) are for the LLM agent
+    decision, temperature, max_new_tokens, exploration) are for the LLM agent
     (``paperlib.bandits.llm.make_llm_agent``); baselines take none of them."""
     if name == LLM_AGENT:
         return make_llm_agent(model, cot=cot, **llm)
