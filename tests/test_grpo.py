@@ -114,6 +114,16 @@ def test_dataset_rows_are_seed_major():
                          {"seed": a, "seat": 1, "turn": 1}]
 
 
+def test_trls_warning_of_masked_turn_rows_is_filtered_as_accelerate_logs_it():
+    import logging
+
+    def record(message):
+        return logging.LogRecord("trl.trainer.grpo_trainer", logging.WARNING, __file__, 1, message, None, None)
+
+    assert not grpo._not_a_masked_turn(record("[RANK 0] All reward functions returned None for the following kwargs"))
+    assert grpo._not_a_masked_turn(record("[RANK 0] some other warning"))
+
+
 # -- the run directory ---------------------------------------------------------------------------
 def test_the_adapter_hash_is_the_files_and_sees_every_value(tmp_path):
     import torch

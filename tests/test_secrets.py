@@ -13,7 +13,6 @@ gateway (only the ``paper`` profile's frontier models do), so the gateway's key 
 show that nothing copies it from the environment into a file.
 """
 
-import os
 import shutil
 import subprocess
 import sys

@@ -18,7 +18,7 @@ import pytest
 
 from paperlib.philosophers.env import TOOLS, Observation, act, initial_table, observe, play_round
 from paperlib.philosophers.episode import episode_seeds, run_episodes
-from paperlib.philosophers.prompts import RATIONALE_FORMAT, RATIONALE_INSTRUCTION, get_prompt
+from paperlib.philosophers.prompts import RATIONALE_FORMAT, RATIONALE_INSTRUCTION
 from paperlib.philosophers.knowing_doing import (
     ACTION_CLASSES,
     BEFORE_COLUMNS,

@@ -10,6 +10,8 @@ for ``paperlib.data.write_parquet`` or ``RolloutStore.append``.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
@@ -27,14 +29,20 @@ def run_bandit(
     seed: int = 0,
     labels: dict | None = None,
     progress: bool = False,
+    seeds: Sequence[int] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Play ``instances`` bandits (seeds S, S+1, ...) for ``spec.horizon`` steps.
+    """Play ``instances`` bandits (seeds S, S+1, ...) for ``spec.horizon`` steps, or the
+    instances of ``seeds`` (a draw from a pool, say) in their place.
 
     Returns (episode rows, step rows); ``labels`` (profile, ...) go into every episode row.
     """
     if instances < 1:
         raise ValueError(f"instances must be at least 1, got {instances}")
-    seeds = instance_seeds(seed, instances)
+    if seeds is None:
+        seeds = instance_seeds(seed, instances)
+    elif len(seeds) != instances or len(set(seeds)) != instances:
+        raise ValueError(f"seeds must be {instances} distinct instance seeds, got {list(seeds)}")
+    seeds = [int(x) for x in seeds]
     env = BanditEnv(spec, seeds)
     agent.reset(spec, seeds)
     fallback = generator(FALLBACK_STREAM, seeds)

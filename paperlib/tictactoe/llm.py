@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from paperlib.backends import make_backend
+from paperlib.decisions import Decisions
 from paperlib.llm.core import ActionFormat, DecisionCore, Request, as_decisions, check_settings
 from paperlib.tictactoe.game import CELLS, Observation
 from paperlib.tictactoe.parsing import parse_action

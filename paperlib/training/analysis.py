@@ -116,13 +116,13 @@ def null_result_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str
         lines.append(f"Ours ({model}, adapter `{selection}`, step {int(rows['step'].iloc[0])}): {cells}.")
     significant = table[table["p"] < ALPHA]
     if significant.empty:
-        lines.append(f"No selection rule's adapter differs significantly from the base model at any N"
+        lines.append("No selection rule's adapter differs significantly from the base model at any N"
                      + (f": our run reproduces the shape of the paper's null result on {model}, not its numbers or its "
                         f"model; the same trainer and budget did raise a learnable reward (notebook 03)."
                         if learned(control) else
-                        f". Notebook 03's positive control did not rise significantly either, so on this run the "
-                        f"trainer is not shown to learn at all: this is no evidence for or against the paper's null "
-                        f"result."))
+                        ". Notebook 03's positive control did not rise significantly either, so on this run the "
+                        "trainer is not shown to learn at all: this is no evidence for or against the paper's null "
+                        "result."))
     else:
         cells = ", ".join(f"`{r.selection}` at N = {r.n} ({'higher' if r.difference > 0 else 'lower'})"
                           for r in significant.itertuples())

@@ -28,8 +28,10 @@ import json
 import os
 import re
 import shutil
+import warnings
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 import pandas as pd
 
@@ -157,3 +159,37 @@ class RunDir:
         """Every saved step's ``episodes`` (or ``steps``) rows, in step order."""
         parts = sorted((self.path / "rollouts" / kind).glob("step-*.parquet"))
         return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True) if parts else pd.DataFrame()
+
+
+@contextmanager
+def quiet_trl():
+    """Without the warnings trl 1.16 and peft raise by calling transformers' renamed
+    gradient-checkpointing API."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"`\w*gradient_checkpointing\w*` is deprecated", FutureWarning)
+        yield
+
+
+def each_adapter(run: RunDir, model: str, adapters: dict) -> Iterator[tuple[str, int, object, object, str]]:
+    """The model of ``run`` under each of ``adapters`` in turn (label -> a saved step, or None for
+    the base model: the adapter disabled), loaded once: yields (label, step (0: base), the
+    peft model in that state, its tokenizer, the adapter hash of the saved file or "base").
+    Unknown steps are refused in one line before the model loads."""
+    from peft import PeftModel, set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from paperlib.models import load_local
+
+    saved = run.steps_saved()
+    unknown = [str(k) for k in adapters.values() if k is not None and k not in saved]
+    if unknown or not saved:
+        raise ValueError(f"{run.path} has no saved adapter of step {', '.join(unknown) or 'any'} "
+                         f"(saved: {', '.join(map(str, saved)) or 'none'})")
+    lm, tokenizer = load_local(model)
+    with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
+        peft_model = PeftModel.from_pretrained(lm, str(run.checkpoint(saved[0])))
+    for label, step in adapters.items():
+        if step is not None:
+            set_peft_model_state_dict(peft_model, load_file(run.checkpoint(step) / ADAPTER_FILE))
+        with peft_model.disable_adapter() if step is None else nullcontext():
+            yield label, step or 0, peft_model, tokenizer, "base" if step is None else file_hash(run.checkpoint(step))

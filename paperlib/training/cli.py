@@ -1,4 +1,5 @@
-"""``paperlib train grpo ...``: GRPO on the dining philosophers (paper A's recipe), resumable.
+"""``paperlib train grpo ...``: GRPO on the dining philosophers (paper A's recipe);
+``paperlib train rlft ...``: RLFT on the bandits (paper B's). Both resume when rerun.
 
 Every refusal (zero steps, a group of one, an unknown model, reward or profile, an output
 directory holding another run) is one line, before any model loads.
@@ -33,6 +34,22 @@ def add_commands(groups) -> None:
     grpo.add_argument("--rows", choices=ROW_LAYOUTS, help="one trl row per turn or per seat; default: the profile's")
     grpo.set_defaults(func=grpo_command)
 
+    from paperlib.training.rlft_bandits import PRESETS as RLFT_PRESETS
+
+    rlft = commands.add_parser("rlft", help="RLFT (PPO with a KL penalty) with a LoRA adapter on the bandits "
+                                            "(paper B); rerun to resume")
+    rlft.add_argument("--model", help="a local model (registered name or hub id); default: the profile's")
+    rlft.add_argument("--profile", choices=tuple(RLFT_PRESETS), default="cpu",
+                      help="sizes: smoke (SmolLM2, two tiny updates), cpu (Qwen2.5-Coder-0.5B without CoT, "
+                           "5 arms, 10 steps), paper (Gemma2 2B, the paper's sizes, on a GPU)")
+    rlft.add_argument("--out", required=True, help="the run's directory: adapters per update, training log, rollouts")
+    rlft.add_argument("--bonus", action="store_true", help="paper B's exploration bonus: +1 for an arm not yet tried")
+    rlft.add_argument("--seed", type=nonnegative_int, default=0, help="the run's seed (LoRA init, instances, sampling)")
+    rlft.add_argument("--updates", type=positive_int, help="updates (optimiser steps); default: the profile's")
+    rlft.add_argument("--instances", type=positive_int, help="bandits per update; default: the profile's (paper: 16)")
+    rlft.add_argument("--learning-rate", type=positive_float, help="default: the profile's")
+    rlft.set_defaults(func=rlft_command)
+
 
 def grpo_command(args) -> int:
     from paperlib.training.grpo import settings_for, train
@@ -46,4 +63,18 @@ def grpo_command(args) -> int:
           f"training reward {final['train_reward']:.3f} at the last step "
           f"(best {log['train_reward'].max():.3f} at step {int(log.loc[log['train_reward'].idxmax(), 'step'])}) "
           f"-> {args.out}")
+    return 0
+
+
+def rlft_command(args) -> int:
+    from paperlib.training.rlft_bandits import settings_for, train
+
+    settings = settings_for(args.profile, model=args.model, bonus=args.bonus or None, seed=args.seed,
+                            updates=args.updates, instances=args.instances, learning_rate=args.learning_rate)
+    log = train(settings, args.out)
+    first, final = log.sort_values("step").iloc[[0, -1]].to_dict("records")
+    print(f"RLFT {settings.model}{' with the exploration bonus' if settings.bonus else ''}, seed {settings.seed}: "
+          f"{int(final['step'])} updates; training invalid-action rate {first['invalid_rate']:.2f} -> "
+          f"{final['invalid_rate']:.2f}, regret {first['regret']:.2f} -> {final['regret']:.2f}, coverage "
+          f"{first['coverage']:.2f} -> {final['coverage']:.2f} (training instances) -> {args.out}")
     return 0

@@ -61,13 +61,11 @@ import math
 import os
 import resource
 import time
-import warnings
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 
 import pandas as pd
 
-from paperlib.training.checkpoints import RunDir, adapter_hash
+from paperlib.training.checkpoints import RunDir, adapter_hash, quiet_trl
 
 # reward name -> the episode column it reads
 REWARDS = {"paper": "reward", "shaped": "reward_shaped", "valid": "valid_share"}
@@ -604,8 +602,9 @@ def _callbacks(settings: GRPOSettings, run: RunDir, rollout: TableRollout, phase
 
 def _not_a_masked_turn(record) -> bool:
     """trl warns, every step, of rows whose reward is None; ours are the turns an episode never
-    reached (the rollout's masked rows, left out of their group's baseline by design)."""
-    return not record.getMessage().startswith("All reward functions returned None")
+    reached (the rollout's masked rows, left out of their group's baseline by design). accelerate's
+    logger prefixes the process rank, so the message is matched anywhere in the record."""
+    return "All reward functions returned None" not in record.getMessage()
 
 
 def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = None, progress: bool = True):
@@ -655,15 +654,6 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
     return trainer
 
 
-@contextmanager
-def quiet_trl():
-    """Without the warnings trl 1.16 raises on every step by calling transformers' renamed
-    gradient-checkpointing API."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", r"`\w*gradient_checkpointing\w*` is deprecated", FutureWarning)
-        yield
-
-
 def train(settings: GRPOSettings, out, stop_after: int | None = None, progress: bool = True) -> pd.DataFrame:
     """Run (or resume) ``settings`` in the directory ``out``; return its training log.
 
@@ -695,41 +685,23 @@ def play_adapters(out, adapters: dict, ns, episodes: int, first_seed: int, rollo
     resumable store per label under ``rollouts_dir`` (``paperlib.philosophers.evaluate``): a
     rerun plays only what is missing. Rows carry ``adapter`` (the label), ``step`` (0: the base
     model) and ``adapter_hash`` (of the saved adapter file; "base")."""
-    from contextlib import nullcontext
     from pathlib import Path
-
-    from peft import PeftModel, set_peft_model_state_dict
-    from safetensors.torch import load_file
 
     from paperlib.backends.hf import HFBackend
     from paperlib.data import RolloutStore
-    from paperlib.models import load_local
     from paperlib.philosophers.evaluate import evaluate
     from paperlib.philosophers.llm import LLMPolicy
-    from paperlib.training.checkpoints import ADAPTER_FILE, file_hash
+    from paperlib.training.checkpoints import each_adapter
 
     s, run = run_settings(out), RunDir(out)
-    saved = run.steps_saved()
-    unknown = [str(k) for k in adapters.values() if k is not None and k not in saved]
-    if unknown or not saved:
-        raise ValueError(f"{out} has no saved adapter of step {', '.join(unknown) or 'any'} "
-                         f"(saved: {', '.join(map(str, saved)) or 'none'})")
-    lm, tokenizer = load_local(s.model)
-    with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
-        model = PeftModel.from_pretrained(lm, str(run.checkpoint(saved[0])))
     played_episodes, played_steps = [], []
-    for label, step in adapters.items():
-        if step is not None:
-            set_peft_model_state_dict(model, load_file(run.checkpoint(step) / ADAPTER_FILE))
+    for label, step, model, tokenizer, hashed in each_adapter(run, s.model, adapters):
         policy = LLMPolicy(HFBackend(s.model, lm=model, tokenizer=tokenizer), prompt=s.prompt,
                            temperature=s.temperature, max_new_tokens=s.max_new_tokens,
                            seed=s.seed if seed is None else seed)
-        labels = {"adapter": label, "step": step or 0,
-                  "adapter_hash": "base" if step is None else file_hash(run.checkpoint(step))}
-        with model.disable_adapter() if step is None else nullcontext():
-            ep, st = evaluate(s.model, ns, episodes, rounds=s.rounds, mode=s.mode, seed=first_seed,
-                              store=RolloutStore(Path(rollouts_dir) / label), policy=policy, labels=labels,
-                              progress=progress)
+        ep, st = evaluate(s.model, ns, episodes, rounds=s.rounds, mode=s.mode, seed=first_seed,
+                          store=RolloutStore(Path(rollouts_dir) / label), policy=policy,
+                          labels={"adapter": label, "step": step, "adapter_hash": hashed}, progress=progress)
         played_episodes.append(add_outcomes(ep))
         played_steps.append(st.assign(adapter=label))
     return pd.concat(played_episodes, ignore_index=True), pd.concat(played_steps, ignore_index=True)

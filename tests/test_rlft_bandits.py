@@ -1,0 +1,178 @@
+"""RLFT on the bandits: settings refused before any model loads, the instances each update
+draws, advantages of a hand-made rollout, and on SmolLM2: a smoke run's adapters and log, the
+on-policy hashes and log-probabilities, resume, and held-out evaluation of saved adapters."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paperlib import cli
+from paperlib.training import rlft_bandits
+from paperlib.training.checkpoints import RunDir, file_hash
+from paperlib.training.rlft_bandits import (
+    HELD_OUT_SEEDS,
+    POOL_SEEDS,
+    RLFTSettings,
+    advantages_of,
+    before_after,
+    evaluate_adapters,
+    settings_for,
+    settings_table,
+    train,
+)
+
+
+# -- settings --------------------------------------------------------------------------------
+def test_the_default_is_the_papers_setup():
+    s = RLFTSettings()
+    assert (s.instances, s.pool, s.horizon, s.style, s.max_new_tokens) == (16, 512, 50, "cot", 256)
+    assert (s.epsilon, s.beta, s.penalty, s.temperature, s.eval_temperature) == (0.2, 0.05, -5.0, 1.0, 0.0)
+    table = settings_table(s).set_index("setting")
+    assert table.loc["instances", "source"].startswith("paper") and table.loc["lora_rank", "source"].startswith("ours")
+    assert table.loc["reward_normalisation", "value"] == "mean 0.500, std %.3f" % math.sqrt(1 / 12 + 0.1**2)
+    assert set(table["source"]) - {"run"} and not (table["source"] == "").any()
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"updates": 0}, "updates must be at least 1"),
+    ({"instances": 20, "pool": 8}, "the pool must be at least as large"),
+    ({"temperature": 0.0}, "training temperature must be positive"),
+    ({"style": "haiku"}, "unknown prompt style 'haiku'"),
+    ({"arms": 1}, "at least 2 arms"),
+    ({"noise": "loud"}, "unknown value 'loud'"),
+    ({"model": "gpt-5.4"}, "gateway model"),
+    ({"micro_batch": -1}, "micro_batch must be zero"),
+])
+def test_bad_settings_are_refused_in_one_line(overrides, message):
+    with pytest.raises(ValueError, match=message) as error:
+        settings_for("smoke", **overrides)
+    assert "\n" not in str(error.value)
+
+
+def test_the_command_line_refuses_before_any_model_loads(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("paperlib.models.load_local", lambda *a, **k: pytest.fail("a model was loaded"))
+    out = ["train", "rlft", "--out", str(tmp_path / "run")]
+    for argv, message in [(["--profile", "huge"], "invalid choice: 'huge'"), (["--updates", "0"], "got 0")]:
+        with pytest.raises(SystemExit):
+            cli.main(out + argv)
+        assert message in capsys.readouterr().err
+    assert cli.main(out + ["--profile", "smoke", "--model", "gpt-5.4"]) == 2
+    assert "gateway model" in capsys.readouterr().err
+    RunDir(tmp_path / "held").claim({"another": "run"})
+    assert cli.main(["train", "rlft", "--profile", "smoke", "--out", str(tmp_path / "held")]) == 2
+    err = capsys.readouterr().err
+    assert "holds another run" in err and err.count("\n") == 1
+
+
+def test_each_update_draws_distinct_pool_instances_from_its_seed():
+    s = RLFTSettings(seed=3)
+    draws = [s.update_seeds(u) for u in range(1, 41)]
+    for seeds in draws:
+        assert len(set(seeds)) == s.instances and all(POOL_SEEDS <= x < POOL_SEEDS + s.pool for x in seeds)
+    assert draws[0] == RLFTSettings(seed=3).update_seeds(1)  # a function of (seed, update): a resume redraws them
+    assert draws[0] != draws[1] and draws[0] != RLFTSettings(seed=4).update_seeds(1)
+    assert len({x for seeds in draws for x in seeds}) > s.pool / 2  # the pool is used, not a corner of it
+    assert POOL_SEEDS + s.pool <= HELD_OUT_SEEDS  # held-out instances are never trained on
+    assert s.sampling_seed(1) != s.sampling_seed(2)
+
+
+def test_advantages_of_a_hand_made_rollout():
+    # two instances, two steps, Bernoulli rewards (moments 0.5, 0.5: r = 1 -> +1, r = 0 -> -1)
+    s = RLFTSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli")
+    steps = pd.DataFrame({"episode": [1, 0, 1, 0], "turn": [2, 1, 1, 2], "reward": [1.0, 1.0, 0.0, 1.0],
+                          "valid": [True, True, False, True], "action": [1, 0, 0, 1],
+                          "regret": 0.0, "coverage": 0.5})
+    advantages, returns, arrays = advantages_of(steps, s)
+    # shaped: episode 0 [+1, +1]; episode 1 [-1 - 5, +1] -> returns-to-go [[2, 1], [-5, 1]]
+    np.testing.assert_allclose(returns, [[2, 1], [-5, 1]])
+    # minus each step's batch mean ([-1.5, 1]): [[3.5, 0], [-3.5, 0]]; standardised (std 2.475)
+    np.testing.assert_allclose(advantages, np.array([[3.5, 0], [-3.5, 0]]) / np.std([3.5, 0, -3.5, 0]), rtol=1e-6)
+    with_bonus, _, _ = advantages_of(steps, RLFTSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli",
+                                                         bonus=True))
+    # the bonus pays each valid first play: shaped [[2, 2], [-6, 2]], returns [[4, 2], [-4, 2]]
+    assert with_bonus[0, 0] > 0 > with_bonus[1, 0]
+    with pytest.raises(ValueError, match="expected 2 x 2 step rows"):
+        advantages_of(steps.iloc[:3], s)
+
+
+def test_before_after_compares_each_adapter_with_the_base_model():
+    episodes = pd.DataFrame({"adapter": ["base"] * 4 + ["last"] * 4, "update": [0] * 4 + [2] * 4,
+                             "regret": [4.0, 5, 6, 5, 2, 3, 2, 3], "coverage": [0.2, 0.4, 0.2, 0.4] * 2,
+                             "invalid_steps": [2, 2, 0, 0, 0, 0, 0, 0], "horizon": 4})
+    table = before_after(episodes).set_index(["adapter", "metric"])
+    assert table.loc[("base", "regret"), "mean"] == 5.0 and math.isnan(table.loc[("base", "regret")].get("p", math.nan))
+    assert table.loc[("last", "regret"), "mean"] == 2.5 and table.loc[("last", "regret"), "g"] < 0
+    assert table.loc[("last", "regret"), "p"] < 0.01
+    assert table.loc[("base", "invalid_share"), "mean"] == 0.25 and table.loc[("last", "invalid_share"), "mean"] == 0
+    assert table.loc[("last", "coverage"), "p"] == pytest.approx(1.0) and table.loc[("last", "coverage"), "g"] == 0
+
+
+# -- on SmolLM2 ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rlft")
+    settings = settings_for("smoke")
+    return settings, RunDir(out), train(settings, out, progress=False)
+
+
+@pytest.mark.slow
+def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_update(smoke_run):
+    from safetensors.torch import load_file
+
+    settings, run, log = smoke_run
+    assert list(log["step"]) == [1, 2] and run.steps_saved() == [1, 2]
+    for update in (1, 2):
+        assert file_hash(run.checkpoint(update)) == log.loc[log["step"] == update, "adapter_hash"].item()
+        assert (run.checkpoint(update) / rlft_bandits.OPTIMIZER_FILE).exists()
+    tensors = load_file(run.checkpoint(2) / "adapter_model.safetensors")
+    assert any(t.abs().max() > 0 for name, t in tensors.items() if "lora_B" in name)  # B starts at zero
+    # the logged rollout summary, recomputed from the saved rows
+    steps, episodes = run.rollouts("steps"), run.rollouts("episodes")
+    for update, rows in steps.groupby("update"):
+        row = log[log["step"] == update].iloc[0]
+        assert len(rows) == settings.instances * settings.horizon
+        assert row["invalid_rate"] == pytest.approx(1 - rows["valid"].mean())
+        assert row["regret"] == pytest.approx(episodes[episodes["update"] == update]["regret"].mean())
+        assert sorted(rows["seed"].unique()) == sorted(settings.update_seeds(update))
+    assert np.isfinite(log[["loss", "kl", "grad_norm", "entropy", "clip_fraction", "seconds"]].to_numpy()).all()
+
+
+@pytest.mark.slow
+def test_rollouts_are_on_policy(smoke_run):
+    _, run, log = smoke_run
+    by_update = log.set_index("step")
+    assert by_update.loc[2, "rollout_adapter_hash"] == by_update.loc[1, "adapter_hash"] == file_hash(run.checkpoint(1))
+    episodes = run.rollouts("episodes")
+    assert (episodes.groupby("update")["adapter_hash"].unique().map(list).to_dict()
+            == {u: [by_update.loc[u, "rollout_adapter_hash"]] for u in (1, 2)})
+    # the trainer's log-probabilities of each sampled completion are the rollout's own
+    assert (log["rollout_logprob_gap"] < 1e-3).all()
+
+
+@pytest.mark.slow
+def test_a_stopped_run_resumes_to_the_same_log(smoke_run, tmp_path):
+    settings, _, uninterrupted = smoke_run
+    first = train(settings, tmp_path, stop_after=1, progress=False)
+    assert list(first["step"]) == [1]
+    resumed = train(settings, tmp_path, progress=False)
+    timing = [c for c in resumed if c.endswith("seconds")] + ["peak_rss_gb"]
+    pd.testing.assert_frame_equal(resumed.drop(columns=timing), uninterrupted.drop(columns=timing))
+
+
+@pytest.mark.slow
+def test_held_out_evaluation_plays_each_adapter_on_the_same_instances(smoke_run):
+    settings, run, log = smoke_run
+    episodes, steps = evaluate_adapters(run.path, {"base": None, "last": 2}, instances=3, progress=False)
+    assert sorted(episodes["adapter"].unique()) == ["base", "last"]
+    for _, group in episodes.groupby("adapter"):
+        assert list(group["seed"]) == [HELD_OUT_SEEDS + i for i in range(3)]
+        assert (group["temperature"] == settings.eval_temperature).all()
+    assert set(episodes.loc[episodes["adapter"] == "last", "adapter_hash"]) == {log["adapter_hash"].iloc[-1]}
+    again, _ = evaluate_adapters(run.path, {"base": None, "last": 2}, instances=3, progress=False)  # from the stores
+    pd.testing.assert_frame_equal(again.reset_index(drop=True), episodes.reset_index(drop=True))
+    with pytest.raises(ValueError, match="holds 3 held-out instances, not 4"):
+        evaluate_adapters(run.path, {"base": None}, instances=4, progress=False)
+    with pytest.raises(ValueError, match="no saved adapter of step 7"):
+        evaluate_adapters(run.path, {"late": 7}, instances=3, progress=False)
