@@ -290,3 +290,37 @@ def reward_by_selection(episodes, column="reward", order=None):
         ax.tick_params(axis="x", rotation=20)
     fig.tight_layout()
     return fig
+
+
+def rlft_training(log):
+    """Per update of each RLFT run (``log``'s ``run`` column): the invalid-action rate, regret,
+    coverage and KL to the base model on the update's training instances."""
+    panels = (("invalid_rate", "invalid-action rate"), ("regret", "final cumulative regret"),
+              ("coverage", "final coverage"), ("kl", "KL to the base model (per token)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.4))
+    for ax, (column, title) in zip(axes, panels):
+        sns.lineplot(data=log, x="step", y=column, hue="run", marker="o", ms=3, ax=ax)
+        ax.set(title=title, xlabel="update", ylabel=column)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def rlft_held_out(steps, table):
+    """Fig. 6 and 7 on held-out instances: mean cumulative regret and coverage per step, one line
+    per adapter or reference agent; and each metric's mean with its 95% interval per adapter."""
+    fig, axes = plt.subplots(2, 3, figsize=(15, 7.2))
+    order = list(dict.fromkeys(steps["adapter"]))
+    for ax, column in zip(axes[0][:2], ("regret", "coverage")):
+        _lines(ax, steps.rename(columns={"adapter": "label"}), column, order)
+        ax.set(title=f"held-out {column}", xlabel="step", ylabel=column)
+    _legend_right(axes[0][:2])
+    axes[0][2].axis("off")
+    for ax, metric in zip(axes[1], ("regret", "coverage", "invalid_share")):
+        cells = table[table["metric"] == metric]
+        ax.errorbar(cells["adapter"], cells["mean"], yerr=[cells["mean"] - cells["ci_low"],
+                                                          cells["ci_high"] - cells["mean"]], fmt="o", capsize=4)
+        ax.set(title=f"{metric} at the last step (95% CI)", xlabel="", ylabel=metric)
+        ax.tick_params(axis="x", rotation=25)
+    fig.tight_layout()
+    return fig

@@ -47,6 +47,9 @@ class Profile:
     grpo_val_episodes: int = 30  # validation episodes per saved step (best_val) [ours]
     grpo_eval_ns: tuple[int, ...] = (5, 10, 15)  # the paper's evaluation grid
     grpo_eval_episodes: int = 30  # per cell, the paper's
+    # -- paper B, notebook 14: RLFT (the recipe is paperlib.training.rlft_bandits.PRESETS[profile])
+    rlft_seed: int = 0  # the training runs' seed
+    rlft_eval_instances: int = 64  # held-out instances per adapter [ours: notebook 11's 64 instances]
     # -- paper B, notebooks 11-13 (defaults: the paper's sizes and models)
     bandit_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")
     bandit_backend: str = "vllm"
@@ -99,7 +102,9 @@ PROFILES = {
                      kd_decisions=("constrained",),
                      lens_models=(("smollm2-135m", "hf"),), lens_ns=(3,), lens_episodes=2, lens_tokens=8,
                      # -- paper A, notebooks 03-04
-                     grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3),
+                     grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3,
+                     # -- paper B, notebook 14
+                     rlft_eval_instances=3),
     "cpu": Profile(name="cpu",
                    # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
                    gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
@@ -121,7 +126,9 @@ PROFILES = {
                    lens_models=(("qwen2.5-coder-0.5b", "hf"),), lens_ns=(5,),
                    lens_tokens=64,  # [ours] the tag and the call take about 30 of Qwen's tokens
                    # -- paper A, notebooks 03-04 [ours: time] validation on 10 episodes per step, not 30
-                   grpo_val_episodes=10),
+                   grpo_val_episodes=10,
+                   # -- paper B, notebook 14 [ours: time] 32 held-out instances per adapter, not 64
+                   rlft_eval_instances=32),
     "paper": Profile(name="paper"),
 }
 

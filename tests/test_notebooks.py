@@ -256,3 +256,29 @@ def test_06_knowing_doing_at_the_table(tmp_path):
     summary = pd.read_parquet(data / "06_knowing_vs_doing.parquet")
     assert ((summary["knowing_low"] <= summary["knowing"]) & (summary["knowing"] <= summary["knowing_high"])).all()
     assert (figures / "06_knowing_doing_table.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_14_rlft_bandits(tmp_path, capsys):
+    """Notebook 14 trains the smoke recipe with and without the bonus, evaluates the base model,
+    both adapters, UCB and random on the same held-out instances, and tabulates them."""
+    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
+                  "runs_dir": str(tmp_path / "runs")}
+    (notebook,) = pipeline.notebooks(["14"])
+    _assert_no_checkout_path(pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters))
+    data, figures = tmp_path / "data", tmp_path / "figures"
+    log = pd.read_parquet(data / "14_rlft_log.parquet")
+    assert sorted(zip(log["run"], log["step"])) == [("RLFT", 1), ("RLFT", 2), ("RLFT + bonus", 1), ("RLFT + bonus", 2)]
+    assert log.groupby("run")["bonus"].first().to_dict() == {"RLFT": False, "RLFT + bonus": True}
+    episodes = pd.read_parquet(data / "14_held_out_episodes.parquet")
+    assert set(episodes["adapter"]) == {"base", "RLFT", "RLFT + bonus", "ucb", "random"}
+    assert episodes.groupby("adapter")["seed"].apply(sorted).map(tuple).nunique() == 1  # the same instances
+    table = pd.read_parquet(data / "14_before_after.parquet")
+    for row in table[table["metric"] == "regret"].itertuples():  # each mean is its episodes'
+        assert row.mean == pytest.approx(episodes[episodes["adapter"] == row.adapter]["regret"].mean())
+    assert table[table["adapter"] != "base"]["p"].notna().any()
+    for name in ("14_rlft_training", "14_rlft_held_out"):
+        assert (figures / f"{name}.png").stat().st_size > 10_000
+    capsys.readouterr()
+    pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
+    assert capsys.readouterr().out.count("generate = False: reading ") == 2

@@ -261,6 +261,36 @@ def test_completion_logprobs_equal_naive_full_logits(kind):
             assert (scored.logprobs[i, n:] == 0).all() and (scored.entropies[i, n:] == 0).all()
 
 
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+def test_a_shared_prefix_gives_the_same_logprobs_entropies_states_and_gradients(kind):
+    from paperlib.training.shared_prefix import shares_prefix, use_training_attention
+
+    common = list(range(30, 50))  # 20 tokens every prompt opens with (at least MIN_SHARED_PREFIX)
+    rows = pad_rows([common + [5, 9, 2], common + [3], common + [1, 4, 6, 7]], COMPLETIONS, pad_token_id=0)
+    models = []
+    for shared in (False, True):
+        model = tiny(kind)
+        assert not shared or use_training_attention(model)
+        torch.manual_seed(1)
+        models.append(lora(model))
+    plain, shared = models
+    assert shares_prefix(shared) and not shares_prefix(plain)
+    results = []
+    for model in models:
+        scored = completion_logprobs(model, **rows, entropies=True, states=True)
+        (scored.logprobs.sum() + scored.states.sum()).backward()
+        grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.requires_grad}
+        results.append((scored, grads))
+    (a, grads_a), (b, grads_b) = results
+    for x, y in ((a.logprobs, b.logprobs), (a.entropies, b.entropies), (a.states, b.states)):
+        torch.testing.assert_close(x, y, atol=1e-5, rtol=1e-5)
+    for name in grads_a:
+        torch.testing.assert_close(grads_a[name], grads_b[name], atol=1e-5, rtol=1e-4)
+    with torch.no_grad():  # rows sharing too few tokens take the plain path on the same model
+        torch.testing.assert_close(completion_logprobs(shared, **batch()).logprobs,
+                                   completion_logprobs(plain, **batch()).logprobs)
+
+
 def test_completion_logprobs_rejects_wrong_padding():
     rows = batch()
     with pytest.raises(ValueError, match="left-padded"):

@@ -367,56 +367,14 @@ def dataset_rows(settings: GRPOSettings) -> list[str]:
 
 
 # -- trl's log-probabilities with the shared prompt prefix fed once --------------------------
-def shared_prefix_length(rows: list, prompt_lengths: list[int]) -> int:
-    """Tokens every row starts with, short of each row's last prompt token (whose hidden state
-    predicts the row's first completion token)."""
-    limit = min(prompt_lengths) - 1
-    first = rows[0][:limit]
-    for row in rows[1:]:
-        differs = (row[:limit] != first).nonzero()
-        if len(differs):
-            limit = int(differs[0, 0])
-            first = first[:limit]
-    return limit
-
-
-TRAINING_ATTENTION = "paperlib_sdpa_or_shared_prefix"
-# config fields that change how trl's fused LM head turns hidden states into logits; a model
-# setting any of them takes trl's own path
-PLAIN_HEAD_ONLY = ("final_logit_softcapping", "logit_scale", "output_multiplier", "lm_head_multiplier",
-                   "logits_scaling")
-
-
-def register_training_attention() -> None:
-    """Register :data:`TRAINING_ATTENTION`: torch's sdpa attention (and its masks), except for a
-    call given ``shared_prefix``, which takes the backend's shared-prefix attention. The
-    choice rides on the call's own arguments, not on the model's config, so a layer that
-    gradient checkpointing recomputes in the backward pass takes the same path again."""
-    from transformers import AttentionInterface
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
-
-    from paperlib.backends.hf import shared_prefix_attention
-
-    def attention(module, query, key, value, attention_mask, shared_prefix=None, **kwargs):
-        if shared_prefix is None:
-            return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
-        return shared_prefix_attention(module, query, key, value, attention_mask, shared_prefix=shared_prefix,
-                                       **kwargs)
-
-    AttentionInterface.register(TRAINING_ATTENTION, attention)
-    AttentionMaskInterface.register(TRAINING_ATTENTION, sdpa_mask)
-
-
 def make_trainer_class():
     """trl's ``GRPOTrainer`` with two methods overridden (built on demand: trl loads torch)."""
     import torch
     from trl import GRPOTrainer
     from trl.models.utils import disable_gradient_checkpointing
-    from trl.trainer.utils import entropy_from_logits, selective_log_softmax, use_adapter
-    from transformers import DynamicCache
+    from trl.trainer.utils import use_adapter
 
-    from paperlib.backends.hf import MIN_SHARED_PREFIX
+    from paperlib.training.shared_prefix import shared_prefix_logprobs, shares_prefix
 
     class SharedPrefixGRPOTrainer(GRPOTrainer):
         """Two methods overridden.
@@ -488,10 +446,8 @@ def make_trainer_class():
 
         def _logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size,
                                  compute_entropy, compute_aux_loss, **multimodal):
-            text = model.config.get_text_config()
             if (compute_aux_loss or any(v is not None for v in multimodal.values())
-                    or text._attn_implementation != TRAINING_ATTENTION
-                    or any(getattr(text, k, None) is not None for k in PLAIN_HEAD_ONLY)):
+                    or not shares_prefix(self.accelerator.unwrap_model(model))):
                 return GRPOTrainer._get_per_token_logps_and_entropies(
                     self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy,
                     compute_aux_loss, **multimodal)
@@ -506,42 +462,15 @@ def make_trainer_class():
             return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
 
         def _shared_prefix_logps(self, model, input_ids, attention_mask, logits_to_keep, compute_entropy):
-            real = attention_mask.bool()
-            prompt_width = input_ids.size(1) - logits_to_keep
-            prompt_lengths = real[:, :prompt_width].sum(1).tolist()
-            rows = [ids[mask] for ids, mask in zip(input_ids, real)]  # prompt then completion, no padding
-            n = shared_prefix_length(rows, prompt_lengths)
-            if n < MIN_SHARED_PREFIX:
+            scored = shared_prefix_logprobs(
+                self.accelerator.unwrap_model(model), input_ids, attention_mask, logits_to_keep,
+                pad_token_id=self._tokenizer.pad_token_id, temperature=self.temperature, entropies=compute_entropy,
+                autocast=self.accelerator.autocast,
+                prefix_context=lambda: disable_gradient_checkpointing(model, self.args.gradient_checkpointing_kwargs))
+            if scored is None:
                 return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask,
                                                                       logits_to_keep, None, compute_entropy)[:2]
-            cache = DynamicCache()
-            with disable_gradient_checkpointing(model, self.args.gradient_checkpointing_kwargs), \
-                    self.accelerator.autocast():  # a batch of one row: its KV kept, not recomputed
-                model(input_ids=rows[0][None, :n], cache=cache, use_cache=True, logits_to_keep=1)
-            prefix = [(layer.keys[0], layer.values[0]) for layer in cache.layers]
-            own = [row[n:] for row in rows]
-            width = max(len(r) for r in own)
-            ids = input_ids.new_full((len(rows), width), self._tokenizer.pad_token_id)
-            seen = torch.zeros_like(ids, dtype=torch.bool)
-            for i, r in enumerate(own):
-                ids[i, :len(r)], seen[i, :len(r)] = r, True
-            causal = torch.ones(width, width, dtype=torch.bool, device=ids.device).tril()
-            positions = n + torch.arange(width, device=ids.device).expand(len(rows), -1)
-            # trl's layout: column j is completion token j, which sits at p - n + j of the row's own
-            # tokens and is predicted at p - n + j - 1 (columns past a completion's end are masked)
-            at = (torch.tensor(prompt_lengths, device=ids.device)[:, None] - n - 1
-                  + torch.arange(logits_to_keep, device=ids.device)).clamp(max=width - 2)
-            causal_lm = self.accelerator.unwrap_model(model)
-            causal_lm = causal_lm.get_base_model() if hasattr(causal_lm, "get_base_model") else causal_lm
-            backbone = getattr(causal_lm, causal_lm.base_model_prefix)
-            with self.accelerator.autocast():
-                hidden = backbone(input_ids=ids, attention_mask=causal[None, None] & seen[:, None, None, :],
-                                  position_ids=positions, shared_prefix=prefix, use_cache=False).last_hidden_state
-                # the LM head at the completion positions only (trl projects every position on a CPU)
-                kept = hidden.gather(1, at[:, :, None].expand(-1, -1, hidden.size(-1)))
-                logits = causal_lm.get_output_embeddings()(kept).float() / self.temperature
-            logps = selective_log_softmax(logits, ids.gather(1, at + 1))
-            return logps, entropy_from_logits(logits) if compute_entropy else None
+            return scored[:2]
 
     return SharedPrefixGRPOTrainer
 
@@ -618,14 +547,13 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
     from trl import GRPOConfig
 
     from paperlib.models import load_local
+    from paperlib.training.shared_prefix import use_training_attention
 
     s = settings
     device = "cuda" if torch.cuda.is_available() else "cpu"
     lm, tokenizer = load_local(s.model, device)
-    text = lm.config.get_text_config()
-    if s.shared_prefix and text._attn_implementation == "sdpa" and "sliding_attention" not in (getattr(text, "layer_types", None) or ()):
-        register_training_attention()  # else trl's own path (SharedPrefixGRPOTrainer)
-        lm.set_attn_implementation(TRAINING_ATTENTION)
+    if s.shared_prefix:
+        use_training_attention(lm)  # where the kernel covers the model; else trl's own path (SharedPrefixGRPOTrainer)
     config = GRPOConfig(
         output_dir=str(run.path), max_steps=s.steps, seed=s.seed, data_seed=s.seed,
         per_device_train_batch_size=s.rows_per_pass, gradient_accumulation_steps=s.row_count // s.rows_per_pass,

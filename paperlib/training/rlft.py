@@ -46,6 +46,8 @@ import numpy as np
 import torch
 from trl.trainer.utils import pad, selective_log_softmax, selective_log_softmax_and_entropy
 
+from paperlib.training.shared_prefix import shared_prefix_logprobs, shares_prefix
+
 INVALID_PENALTY = -5.0  # paper B, Sec. 3 (reward shaping for valid actions)
 EXPLORATION_BONUS = 1.0  # paper B, Sec. 4.4 and Fig. 8 (+1 for an untried arm)
 CLIP_EPSILON = 0.2  # paper B, Sec. 3 (PPO's clipping, Schulman et al. 2017)
@@ -261,16 +263,24 @@ def completion_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tens
     every prompt position, which with a 152k-token vocabulary is half the cost on a CPU.
     Position ids count real tokens only, as in generation, so left padding changes nothing.
     ``entropies``: also each position's entropy (no gradient; a statistic). ``states``: also
-    the last hidden state at the last prompt token, what :class:`ValueHead` reads.
+    the last hidden state at the last prompt token, what :class:`ValueHead` reads. A model on
+    the shared-prefix attention (``paperlib.training.shared_prefix``) feeds the prefix its
+    rows share once; the log-probabilities and gradients are the same.
     """
     if not bool(prompt_mask[:, -1].all()):
         raise ValueError("prompts must be left-padded: every row's last prompt token must be real")
     if bool((completion_mask[:, 1:] > completion_mask[:, :-1]).any()):
         raise ValueError("completions must be right-padded: a row's mask may not rise after a 0")
+    input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
     attention = torch.cat([prompt_mask, completion_mask], dim=1)
     start, length = prompt_ids.shape[1] - 1, completion_ids.shape[1]
-    out = model(input_ids=torch.cat([prompt_ids, completion_ids], dim=1), attention_mask=attention,
-                position_ids=(attention.cumsum(dim=1) - 1).clamp(min=0),
+    if shares_prefix(model):
+        scored = shared_prefix_logprobs(model, input_ids, attention, length, entropies=entropies, states=states)
+        if scored is not None:
+            logprobs, entropy, hidden = scored
+            return Scored(logprobs * completion_mask, None if entropy is None else (entropy * completion_mask).detach(),
+                          hidden)
+    out = model(input_ids=input_ids, attention_mask=attention, position_ids=(attention.cumsum(dim=1) - 1).clamp(min=0),
                 logits_to_keep=torch.arange(start, start + length, device=prompt_ids.device),
                 output_hidden_states=states, use_cache=False)
     if entropies:
