@@ -12,11 +12,12 @@ from __future__ import annotations
 
 
 def add_commands(groups) -> None:
-    group = groups.add_parser("bench", help="throughput of the hf backend and of a GRPO step against their baselines")
+    group = groups.add_parser("bench", help="throughput of the hf backend, a GRPO step and an RLFT update against their baselines")
     commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
     _add_philosophers(commands)
     _add_bandit(commands)
     _add_grpo(commands)
+    _add_rlft(commands)
 
 
 # -- paper A: philosopher decisions per second ---------------------------------------
@@ -107,4 +108,29 @@ def _run_grpo(args) -> int:
         micro_batch = max(d for d in range(1, limit + 1) if settings.row_count % d == 0)
     settings = settings_for(args.profile, micro_batch=micro_batch, **shape)
     print(report(settings, bench_step(settings)))
+    return 0
+
+
+# -- paper B's training: seconds per RLFT update ----------------------------------------------
+def _add_rlft(commands) -> None:
+    from paperlib.argtypes import nonnegative_int, positive_int
+    from paperlib.training.rlft_bandits import PRESETS
+
+    command = commands.add_parser("rlft", help="seconds per RLFT update and where they go: every row whole "
+                                               "against the shared prefix")
+    command.add_argument("--profile", choices=tuple(PRESETS), default="cpu", help="the recipe to time")
+    command.add_argument("--model", help="a local model; default: the profile's")
+    command.add_argument("--instances", type=positive_int, help="bandits per update; default: the profile's")
+    command.add_argument("--horizon", type=positive_int, help="steps per bandit; default: the profile's")
+    command.add_argument("--micro-batch", type=nonnegative_int, help="decisions per pass (0: all); default: the profile's")
+    command.set_defaults(func=_run_rlft)
+
+
+def _run_rlft(args) -> int:
+    from paperlib.training.bench import bench_update, report_update
+    from paperlib.training.rlft_bandits import settings_for
+
+    settings = settings_for(args.profile, model=args.model, instances=args.instances, horizon=args.horizon,
+                            micro_batch=args.micro_batch)
+    print(report_update(settings, bench_update(settings)))
     return 0

@@ -277,6 +277,8 @@ def test_14_rlft_bandits(tmp_path, capsys):
     for row in table[table["metric"] == "regret"].itertuples():  # each mean is its episodes'
         assert row.mean == pytest.approx(episodes[episodes["adapter"] == row.adapter]["regret"].mean())
     assert table[table["adapter"] != "base"]["p"].notna().any()
+    claims = pd.read_parquet(data / "14_claims.parquet")
+    assert sorted(claims["reported"]) == ["B17", "B22/B23", "B30"]
     for name in ("14_rlft_training", "14_rlft_held_out"):
         assert (figures / f"{name}.png").stat().st_size > 10_000
     capsys.readouterr()

@@ -176,3 +176,18 @@ def test_held_out_evaluation_plays_each_adapter_on_the_same_instances(smoke_run)
         evaluate_adapters(run.path, {"base": None}, instances=4, progress=False)
     with pytest.raises(ValueError, match="no saved adapter of step 7"):
         evaluate_adapters(run.path, {"late": 7}, instances=3, progress=False)
+
+
+@pytest.mark.slow
+def test_the_benchmark_times_one_update_per_variant_with_the_same_loss():
+    from paperlib.training.bench import RLFT_PHASES, bench_update, report_update
+
+    settings = settings_for("smoke")
+    table = bench_update(settings, log=lambda line: None)
+    assert list(table["variant"]) == ["every row whole", "shared prefix"]
+    assert (table[list(RLFT_PHASES)] >= 0).all().all() and table["speedup"].iloc[0] == 1.0
+    # the same seed, hence the same rollout; the shared prefix changes no number beyond rounding
+    assert table["decisions"].nunique() == 1 and table["completion_tokens"].nunique() == 1
+    assert table["loss"].iloc[1] == pytest.approx(table["loss"].iloc[0], abs=1e-5)
+    assert table["grad_norm"].iloc[1] == pytest.approx(table["grad_norm"].iloc[0], rel=1e-4)
+    assert "shared prefix" in report_update(settings, table)

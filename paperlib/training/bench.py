@@ -1,4 +1,7 @@
-"""``paperlib bench grpo``: seconds per GRPO step and where they go, trl's path against ours.
+"""``paperlib bench grpo`` and ``paperlib bench rlft``: seconds per training step and where
+they go, the plain path against ours.
+
+GRPO.
 
 Each variant runs one real step of :func:`paperlib.training.grpo.train` in a scratch
 directory, in this process, from the same settings and seed: the same LoRA
@@ -18,6 +21,12 @@ the step (backward pass and optimiser), and the checkpoint written after it. Mem
 compared here (freed memory stays with the process, so a later variant's peak includes the
 earlier ones'); a training run logs its own peak (``peak_rss_gb``). The figures depend on
 what else runs on the machine (the load average is printed), so no test times them.
+
+RLFT (:func:`bench_update`). One real update of :func:`paperlib.training.rlft_bandits.train`
+per variant (:data:`RLFT_VARIANTS`: every row fed whole, against the shared prefix), from
+the same settings and seed, hence the same rollout and (up to rounding) the same loss: the
+rollout, the reference model's log-probabilities (the adapter disabled), the loss's
+forward and backward passes, and the rest of the update (advantages, optimiser, logging).
 """
 
 from __future__ import annotations
@@ -28,8 +37,8 @@ from dataclasses import replace
 
 import pandas as pd
 
-from paperlib.training.checkpoints import RunDir
-from paperlib.training.grpo import GRPOSettings, build_trainer, quiet_trl
+from paperlib.training.checkpoints import RunDir, quiet_trl
+from paperlib.training.grpo import GRPOSettings, build_trainer
 
 VARIANTS = {
     "trl": {"shared_prefix": False, "gradient_checkpointing": True},
@@ -79,4 +88,43 @@ def report(settings: GRPOSettings, table: pd.DataFrame) -> str:
                      f"x{r.training_side_speedup:.2f}): rollout {r.rollout:.1f}, forward {r.forward:.1f}, "
                      f"kl {r.kl:.1f}, backward and optimiser {r.backward_and_optimiser:.1f}, checkpoint "
                      f"{r.checkpoint:.1f}; loss {r.loss:.6g}, grad norm {r.grad_norm:.6g}")
+    return "\n".join(lines)
+
+
+RLFT_VARIANTS = {"every row whole": {"shared_prefix": False}, "shared prefix": {"shared_prefix": True}}
+RLFT_PHASES = ("rollout", "reference", "forward_backward", "rest")
+
+
+def bench_update(settings, variants: dict = RLFT_VARIANTS, log=print) -> pd.DataFrame:
+    """One RLFT update of ``settings`` per variant: the seconds per phase, the update's total and
+    its ratio to the first variant's, the loss and the gradient norm."""
+    from paperlib.training.rlft_bandits import train
+
+    rows = []
+    for name, overrides in variants.items():
+        s = replace(settings, updates=1, **overrides).check()
+        with tempfile.TemporaryDirectory() as out:
+            logged = train(s, out, progress=False).iloc[0]
+        rest = (logged["seconds"] - logged["rollout_seconds"] - logged["reference_seconds"]
+                - logged["forward_backward_seconds"])
+        rows.append({"variant": name, "rollout": logged["rollout_seconds"], "reference": logged["reference_seconds"],
+                     "forward_backward": logged["forward_backward_seconds"], "rest": rest, "loss": logged["loss"],
+                     "grad_norm": logged["grad_norm"], "decisions": logged["decisions"],
+                     "completion_tokens": logged["completion_tokens"]})
+        log(f"{name}: " + ", ".join(f"{k} {v:.4g}" for k, v in rows[-1].items() if k != "variant"))
+    table = pd.DataFrame(rows)
+    table["update"] = table[list(RLFT_PHASES)].sum(axis=1)
+    table["speedup"] = table["update"].iloc[0] / table["update"]
+    return table
+
+
+def report_update(settings, table: pd.DataFrame) -> str:
+    s = settings
+    lines = [f"RLFT update, {s.model}: {s.instances} bandits x {s.horizon} steps ({s.arms} arms, {s.style}, "
+             f"max_new_tokens {s.max_new_tokens}), {s.micro_batch or 'all'} decisions per pass; "
+             f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
+    for r in table.itertuples():
+        lines.append(f"  {r.variant:18s} {r.update:7.1f} s  x{r.speedup:.2f}: rollout {r.rollout:.1f}, reference "
+                     f"{r.reference:.1f}, forward and backward {r.forward_backward:.1f}, rest {r.rest:.1f}; loss "
+                     f"{r.loss:.6g}, grad norm {r.grad_norm:.6g}")
     return "\n".join(lines)

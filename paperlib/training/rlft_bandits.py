@@ -503,3 +503,40 @@ def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str, adapt
     lines.append("The paper tunes every weight and reports LoRA insufficient; our adapters are LoRA at a CPU budget, "
                  "so a change that does not appear here is not evidence against the paper.")
     return "\n\n".join(lines)
+
+
+def rlft_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, source, profile: str, model: str) -> pd.DataFrame:
+    """Notebook 14's held-out results in the claims schema (``paperlib.claims``): the coverage gain
+    of RLFT (B17) and its regret change (B30) against the base model, and coverage with the
+    exploration bonus against without (B22/B23), each shown only when significant at ALPHA
+    (Welch) in the paper's direction **[ours]**."""
+    from paperlib.claims import claims_table, source_name
+    from paperlib.stats import welch
+
+    rows = table.set_index(["adapter", "metric"])
+    who = f"{model} (LoRA adapter, {profile})"
+
+    def gain(metric, label="RLFT"):
+        trained, base = rows.loc[(label, metric)], rows.loc[("base", metric)]
+        return trained["mean"] - base["mean"], trained["p"], trained["g"]
+
+    coverage, coverage_p, coverage_g = gain("coverage")
+    regret, regret_p, regret_g = gain("regret")
+    plain = episodes[episodes["adapter"] == "RLFT"]["coverage"]
+    bonus = episodes[episodes["adapter"] == "RLFT + bonus"]["coverage"]
+    _, bonus_p = welch(bonus, plain)
+    with_bonus = rows.loc[("RLFT + bonus", "coverage")]
+    claims = pd.DataFrame([
+        {"reported": "B17", "what": "coverage gain of RLFT over the base model (held-out, absolute)", "model": who,
+         "ours": coverage, "effect_if": "a significant gain (Welch p < 0.05)",
+         "shown": coverage > 0 and coverage_p < ALPHA, "note": f"p = {coverage_p:.2g}, Hedges' g = {coverage_g:.2f}"},
+        {"reported": "B30", "what": "change in final cumulative regret, RLFT against the base model (held-out)",
+         "model": who, "ours": regret, "effect_if": "a significant fall (Welch p < 0.05)",
+         "shown": regret < 0 and regret_p < ALPHA, "note": f"p = {regret_p:.2g}, Hedges' g = {regret_g:.2f}"},
+        {"reported": "B22/B23", "what": "coverage with the exploration bonus (held-out)", "model": who,
+         "ours": with_bonus["mean"], "ours_low": with_bonus["ci_low"], "ours_high": with_bonus["ci_high"],
+         "effect_if": "significantly above RLFT without the bonus (Welch p < 0.05)",
+         "shown": with_bonus["mean"] > plain.mean() and bonus_p < ALPHA,
+         "note": f"without the bonus {plain.mean():.3f}; p = {bonus_p:.2g}"},
+    ])
+    return claims_table(claims.assign(source=source_name(source)), "14_rlft_bandits", profile)
