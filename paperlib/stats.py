@@ -7,6 +7,7 @@ statistics the same way.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from scipy import stats as _st
@@ -34,11 +35,15 @@ def wilson_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[fl
 
 def welch(a, b) -> tuple[float, float]:
     """Welch's t-test: (t statistic, two-sided p-value); both NaN when neither sample varies
-    (the test is undefined; scipy would warn of catastrophic cancellation)."""
+    (the test is undefined). When one sample is constant the test is still defined (its
+    variance is the other's), and scipy's warning of precision loss in that sample's
+    moments is silenced."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if np.ptp(a) == 0 and np.ptp(b) == 0:
         return math.nan, math.nan
-    result = _st.ttest_ind(a, b, equal_var=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Precision loss occurred in moment calculation", RuntimeWarning)
+        result = _st.ttest_ind(a, b, equal_var=False)
     return float(result.statistic), float(result.pvalue)
 
 

@@ -100,13 +100,15 @@ def test_advantages_of_a_hand_made_rollout():
 def test_before_after_compares_each_adapter_with_the_base_model():
     episodes = pd.DataFrame({"adapter": ["base"] * 4 + ["last"] * 4, "update": [0] * 4 + [2] * 4,
                              "regret": [4.0, 5, 6, 5, 2, 3, 2, 3], "coverage": [0.2, 0.4, 0.2, 0.4] * 2,
-                             "invalid_steps": [2, 2, 0, 0, 0, 0, 0, 0], "horizon": 4})
+                             "invalid_steps": [2, 2, 0, 0, 0, 0, 0, 0], "horizon": 4, "seed": [7, 8, 9, 10] * 2})
     table = before_after(episodes).set_index(["adapter", "metric"])
     assert table.loc[("base", "regret"), "mean"] == 5.0 and math.isnan(table.loc[("base", "regret")].get("p", math.nan))
     assert table.loc[("last", "regret"), "mean"] == 2.5 and table.loc[("last", "regret"), "g"] < 0
     assert table.loc[("last", "regret"), "p"] < 0.01
     assert table.loc[("base", "invalid_share"), "mean"] == 0.25 and table.loc[("last", "invalid_share"), "mean"] == 0
     assert table.loc[("last", "coverage"), "p"] == pytest.approx(1.0) and table.loc[("last", "coverage"), "g"] == 0
+    with pytest.raises(ValueError, match="not played on the base model's held-out instances"):
+        before_after(episodes.assign(seed=[7, 8, 9, 10, 1, 2, 3, 4]))
 
 
 # -- on SmolLM2 ----------------------------------------------------------------------------------

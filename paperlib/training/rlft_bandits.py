@@ -50,7 +50,7 @@ import pandas as pd
 from paperlib.bandits.env import NOISE_SIGMA, BanditSpec
 from paperlib.bandits.prompts import STYLES
 from paperlib.training import rlft
-from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, each_adapter
+from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, each_adapter, quiet_trl
 
 POOL_SEEDS = 2_000_000  # the training pool: instances POOL_SEEDS .. POOL_SEEDS + pool - 1, every run's
 HELD_OUT_SEEDS = 3_000_000  # held-out evaluation instances, disjoint from every pool
@@ -238,7 +238,8 @@ class Trainer:
         torch.manual_seed(settings.seed)  # the LoRA initialisation
         config = LoraConfig(r=settings.lora_rank, lora_alpha=settings.lora_alpha,
                             target_modules=list(settings.lora_targets), lora_dropout=0.0, task_type="CAUSAL_LM")
-        self.model = get_peft_model(lm, config)
+        with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
+            self.model = get_peft_model(lm, config)
         self.optimizer = torch.optim.AdamW([p for p in self.model.parameters() if p.requires_grad],
                                            lr=settings.learning_rate, weight_decay=0.0)
         self.backend = HFBackend(settings.model, lm=self.model, tokenizer=self.tokenizer, max_batch=settings.instances)
