@@ -132,3 +132,34 @@ def test_notebook_12_s_table_becomes_three_claims_per_model(tmp_path):
     assert table["note"].tolist() == ["p = 0.012; paper 2B / 27B: -0.67 / 0.61",
                                       "greedy 0.35, other 0.25; paper 2B / 27B: 0.96 / 0.14", ""]
     assert set(table["source"]) == {"12_frequency_bias_runs/"}
+
+
+def test_notebook_01_s_degenerate_maximum_is_one_claim_over_every_n():
+    from paperlib.philosophers.analysis import degenerate_claims_table
+
+    summary = pd.DataFrame({"policy": ["no_action"] * 2 + ["waiter"], "n": [5, 10, 5], "reward": [1.0, 1.0, 0.4],
+                            "episodes": [30, 30, 30]})
+    table = degenerate_claims_table(summary, "data/01_scripted_episodes.parquet", "cpu")
+    (row,) = table.to_dict("records")
+    assert (row["reported"], row["ours"], row["verdict"]) == ("A18", 1.0, "supports")
+    assert "N = 10: 1.000 over 30 episodes" in row["note"]
+    short = degenerate_claims_table(summary.assign(reward=[1.0, 0.9, 0.4]), "x.parquet", "cpu")
+    assert (short["ours"].item(), short["verdict"].item()) == (0.9, "contradicts")
+
+
+def test_notebook_13_s_runs_become_two_claims_each():
+    matrix = pd.DataFrame({"optimal": [10.0, 5.0], "greedy": [60.0, 20.0], "other": [2.0, 3.0]},
+                          index=pd.Index(["correct", "wrong"], name="rationale"))
+    run = "llm/gemma2-27b/knowing_doing/free/tokens2048/k10/low/T50/M64"
+    table = pd.DataFrame([{"run": run, "steps": 3200, "wrote any UCB value": 0.95, "correct rationale": 0.72,
+                           "valid action": 1.0}])
+    claims_of = experiments.knowing_doing_claims_table(table, {run: matrix}, "data/13_knowing_doing_runs", "paper")
+    by_id = claims_of.set_index("reported")
+    assert by_id.loc["B16", "ours"] == pytest.approx(72.0) and by_id.loc["B16", "verdict"] == "supports"
+    assert by_id.loc["B10", "ours"] == 60.0 and by_id.loc["B10", "verdict"] == "supports"
+    assert set(claims_of["model"]) == {"gemma2-27b (free)"}
+    flipped = experiments.knowing_doing_claims_table(table.assign(**{"correct rationale": 0.0}),
+                                                     {run: matrix[["greedy", "optimal", "other"]].rename(
+                                                         columns={"greedy": "optimal", "optimal": "greedy"})},
+                                                     "x", "cpu").set_index("reported")
+    assert list(flipped["verdict"]) == ["contradicts", "contradicts"]

@@ -470,3 +470,26 @@ def frequency_bias_claims_table(frequency_bias: pd.DataFrame, source: str | os.P
              "shown": row["frequent, 0-10 repetitions"] > 0.5},
         ]
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "12_frequency_bias", profile)
+
+
+def knowing_doing_claims_table(table: pd.DataFrame, matrices: dict[str, pd.DataFrame], source: str | os.PathLike,
+                               profile: str) -> pd.DataFrame:
+    """Notebook 13's runs (``knowing_doing_summary``) in the claims schema: per run, the share of
+    correct rationales (B16; the paper's effect: most of them) and the correct-and-greedy cell
+    of the matrix (B10; the paper's gap: with a correct rationale, greedy more often than
+    optimal), as :func:`knowing_doing_sentences` reads them. ``source``: the runs' store."""
+    rows = []
+    for row in table.to_dict("records"):
+        correct = matrices[row["run"]].loc["correct"]
+        model = f"{row['run'].split('/')[1]} ({row['run'].split('/')[3]})"
+        rows += [
+            {"reported": "B16", "what": "share of steps with a correct rationale (%)", "model": model,
+             "ours": 100 * row["correct rationale"], "effect_if": "above 50%",
+             "shown": row["correct rationale"] > 0.5,
+             "note": f"wrote any UCB value in {row['wrote any UCB value']:.0%} of {row['steps']} steps"},
+            {"reported": "B10", "what": "correct rationale and greedy action (% of steps)", "model": model,
+             "ours": correct["greedy"], "effect_if": "above the correct-and-optimal cell (the knowing-doing gap)",
+             "shown": correct["greedy"] > correct["optimal"],
+             "note": f"correct and optimal {correct['optimal']:.1f}%, correct and other {correct['other']:.1f}%"},
+        ]
+    return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "13_knowing_doing_gap", profile)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from paperlib.claims import claims_table, source_name
 from paperlib.stats import mean_ci, wilson_ci
 
 
@@ -39,3 +40,20 @@ def call_rates(steps: pd.DataFrame, by=("model", "prompt_version")) -> pd.DataFr
         rows.append({**dict(zip(by, key)), "steps": len(cell), "calls": calls, "call_rate": rate,
                      "call_low": low, "call_high": high})
     return pd.DataFrame(rows)
+
+
+def degenerate_claims_table(summary: pd.DataFrame, source, profile: str, notebook: str = "01_environment_and_reward"
+                            ) -> pd.DataFrame:
+    """Paper A's degenerate maximum (A18) in the claims schema: the mean reward of the scripted
+    ``no_action`` policy (no action, no meal) from ``summarise``'s table, at every N."""
+    rows = summary[summary["policy"] == "no_action"].sort_values("n")
+    if rows.empty:
+        raise ValueError("the summary has no no_action rows")
+    cells = ", ".join(f"N = {n}: {r:.3f} over {e} episodes" for n, r, e in zip(rows["n"], rows["reward"],
+                                                                               rows["episodes"]))
+    claims = pd.DataFrame([{
+        "reported": "A18", "what": "mean reward of the scripted no_action policy (no action, no meal)",
+        "model": "policy:no_action", "ours": float(rows["reward"].min()),
+        "effect_if": "1.0 at every N (the reward's maximum)", "shown": bool((rows["reward"] == 1.0).all()),
+        "note": f"the lowest over N; {cells}", "source": source_name(source)}])
+    return claims_table(claims, notebook, profile)
