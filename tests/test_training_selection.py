@@ -128,3 +128,23 @@ def test_the_curve_finds_the_peak_and_the_earlier_steps_that_beat_the_last():
     c = curve(log)
     assert (c["peak_step"], c["last_step"], c["earlier_better"]) == (2, 4, [2, 3])
     assert c["drop_se"] == pytest.approx((0.2 ** 2 / 4 + 0.1 ** 2 / 4) ** 0.5)
+
+
+def test_the_curve_and_the_null_result_become_claims():
+    from paperlib.training.analysis import compare, curve_claims_table, null_result_claims_table
+
+    log = pd.DataFrame({"step": [1, 2, 3, 4], "reward": "paper", "train_reward": [0.2, 0.5, 0.5, 0.3],
+                        "reward_std": [0.1, 0.2, 0.2, 0.1], "episodes": 4})
+    curve_claims = curve_claims_table(log, "data/03_training_log.parquet", "cpu", "m").set_index("reported")
+    assert curve_claims.loc["A14", "ours"] == 2 and curve_claims.loc["A14", "verdict"] == "supports"
+    assert curve_claims.loc["A15", "ours"] == 2 and curve_claims.loc["A15", "note"] == "steps 2, 3"
+    rising = curve_claims_table(log.assign(train_reward=[0.1, 0.2, 0.3, 0.4]), "x", "cpu", "m").set_index("reported")
+    assert list(rising["verdict"]) == ["contradicts", "contradicts"]
+
+    episodes = pd.DataFrame({"selection": ["base"] * 3 + ["last"] * 3, "step": [0] * 3 + [16] * 3, "n": 5,
+                             "seed": [0, 1, 2] * 2, "reward": [0.1, 0.2, 0.3, 0.1, 0.25, 0.3]})
+    claims_of = null_result_claims_table(compare(episodes), "data/04_episodes.parquet", "cpu", "m").set_index("reported")
+    assert claims_of.loc["A09", "verdict"] == "supports" and claims_of.loc["A09", "ours"] > 0.05
+    assert claims_of.loc["A10", "verdict"] == "supports"
+    assert claims_of.loc["A10", "ours_low"] < 0 < claims_of.loc["A10", "ours_high"]
+    assert list(claims_of.loc[["A11", "A12"], "verdict"]) == ["cannot test", "cannot test"]  # no N = 10, 15 here

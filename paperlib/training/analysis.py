@@ -8,7 +8,8 @@
   with its small-sample correction and 95% interval (``paperlib.stats``), adapter minus
   base.
 - :func:`null_result_sentence` and :func:`control_sentence`: what the tables support,
-  written from their numbers.
+  written from their numbers; :func:`curve_claims_table` and :func:`null_result_claims_table`:
+  the same readings in the claims schema (``paperlib.claims``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import math
 import pandas as pd
 
 from paperlib import stats
+from paperlib.claims import claims_table, source_name
 from paperlib.training.grpo import REWARDS
 
 ALPHA = 0.05  # the significance level every sentence uses [ours: the conventional one]
@@ -145,3 +147,47 @@ def curve_sentence(log: pd.DataFrame, reported: pd.DataFrame, model: str) -> str
             + (f" The drop from the peak, {c['peak'] - c['last']:.3f}, is {(c['peak'] - c['last']) / c['drop_se']:.1f} "
                f"standard errors of the two steps' means." if c["peak_step"] != c["last_step"] and c["drop_se"] > 0
                else ""))
+
+
+def curve_claims_table(log: pd.DataFrame, source, profile: str, model: str) -> pd.DataFrame:
+    """Notebook 03's run under the paper's reward in the claims schema: A14 (the training reward
+    peaks before the last step) and A15 (several earlier steps beat the saved last one; ours:
+    at least two **[ours]**), as :func:`curve_sentence` reads them. Steps are ours, from 1."""
+    c = curve(log)
+    claims = pd.DataFrame([
+        {"reported": "A14", "what": "step of the highest training reward (ours counted from 1; the paper's from 0)",
+         "model": model, "ours": c["peak_step"], "effect_if": "a peak before the last step",
+         "shown": c["peak_step"] < c["last_step"],
+         "note": f"peak {c['peak']:.3f}, last step {c['last_step']} {c['last']:.3f}"},
+        {"reported": "A15", "what": "earlier steps with a higher training reward than the saved last step",
+         "model": model, "ours": len(c["earlier_better"]), "effect_if": "at least 2 (the paper: several)",
+         "shown": len(c["earlier_better"]) >= 2,
+         "note": "steps " + (", ".join(map(str, c["earlier_better"])) or "none")},
+    ])
+    return claims_table(claims.assign(source=source_name(source)), "03_grpo_training", profile)
+
+
+def null_result_claims_table(table: pd.DataFrame, source, profile: str, model: str,
+                             selection: str = "last") -> pd.DataFrame:
+    """Notebook 04's table in the claims schema, for the paper's selection rule: Welch's p at
+    N = 5 (A09), Hedges' g at N = 5 (A10: its interval covers 0) and p at N = 10 and 15 (A11,
+    A12); the paper's effect is the null result, no significant difference."""
+    rows = table[table["selection"] == selection].set_index("n")
+    missing = {"ours": math.nan, "shown": pd.NA, "note": "not evaluated at this N on this profile"}
+    claims = []
+    for reported, n in (("A09", 5), ("A11", 10), ("A12", 15)):
+        claim = {"reported": reported, "what": f"Welch p, base vs GRPO ({selection} adapter), N = {n}", "model": model,
+                 "effect_if": f"p >= {ALPHA} (no significant difference)", **missing}
+        if n in rows.index:
+            r = rows.loc[n]
+            claim.update(ours=r["p"], shown=r["p"] >= ALPHA if r["p"] == r["p"] else pd.NA,
+                         note=f"base {r['base_mean']:.3f}, adapter {r['mean']:.3f}, {int(r['episodes'])} episodes")
+        claims.append(claim)
+    claim = {"reported": "A10", "what": f"Hedges' g, GRPO ({selection} adapter) vs base, N = 5", "model": model,
+             "effect_if": "a 95% interval that covers 0", **missing}
+    if 5 in rows.index:
+        r = rows.loc[5]
+        claim.update(ours=r["g"], ours_low=r["g_low"], ours_high=r["g_high"], shown=r["g_low"] <= 0 <= r["g_high"],
+                     note="")
+    claims.append(claim)
+    return claims_table(pd.DataFrame(claims).assign(source=source_name(source)), "04_grpo_null_result", profile)
