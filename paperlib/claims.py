@@ -39,6 +39,8 @@ COLUMNS = (
 )
 VERDICTS = ("supports", "contradicts", "cannot test")
 COLLECTED = "claims.csv"
+COLLECTOR = "99_claims"  # the notebook that lists the reported numbers no notebook addresses
+UNADDRESSED = "no notebook sets our number beside it on this profile yet"
 _FILES = "[0-9][0-9]_claims.parquet"
 
 
@@ -124,31 +126,57 @@ def read_claims(path: str | os.PathLike) -> pd.DataFrame:
 
 def collect_claims(data_dir: str | os.PathLike) -> pd.DataFrame:
     """Every notebook's claims file under ``data_dir``, stacked (paper A first, each
-    notebook's rows in its order), checked as one table and written to ``data_dir/claims.csv``."""
+    notebook's rows in its order), then a ``cannot test`` row for each reported number that
+    no claim addresses (:func:`unaddressed_claims`), checked as one table and written to
+    ``data_dir/claims.csv``."""
     data_dir = Path(data_dir)
     files = sorted(data_dir.glob(_FILES))
     if not files:
         raise FileNotFoundError(f"no claims file ({_FILES}) under {paths.relative(data_dir)}: "
                                 "run the notebooks that compare with the papers first")
     table = pd.concat([read_claims(path) for path in files], ignore_index=True)
+    profiles = table["profile"].unique()
+    table = pd.concat([table, unaddressed_claims(table, profiles[0] if len(profiles) == 1 else "mixed")],
+                      ignore_index=True)
     table = check_claims(table.sort_values("paper", kind="stable", ignore_index=True),
                          where=f"the claims under {paths.relative(data_dir)}")
     table.to_csv(data_dir / COLLECTED, index=False, float_format="%.6g")
     return table
 
 
+def _addressed(table: pd.DataFrame) -> set[str]:
+    return {id_ for ids in table["reported"] for id_ in str(ids).split("/")}
+
+
+def unaddressed_claims(table: pd.DataFrame, profile: str) -> pd.DataFrame:
+    """A ``cannot test`` row (notebook :data:`COLLECTOR`, no model, no number) for every number of
+    ``paper_reported.csv`` that no claim of ``table`` addresses, so that the collected table
+    lists every reported number."""
+    reported = reported_numbers()
+    missing = [id_ for id_ in reported.index if id_ not in _addressed(table)]
+    rows = pd.DataFrame({"reported": missing, "what": [reported.loc[i, "claim"] for i in missing], "model": "none",
+                         "ours": float("nan"), "effect_if": "", "shown": pd.NA, "note": UNADDRESSED, "source": ""})
+    return claims_table(rows, COLLECTOR, profile) if missing else pd.DataFrame(columns=list(COLUMNS))
+
+
 def contributors_sentence(table: pd.DataFrame) -> str:
-    """Which notebooks' claims ``table`` holds, and how many each."""
-    counts = table.groupby("notebook", sort=True).size()
+    """Which notebooks' claims ``table`` holds, and how many each; how many reported numbers
+    no notebook addresses."""
+    compared = table[table["notebook"] != COLLECTOR]
+    counts = compared.groupby("notebook", sort=True).size()
     listed = ", ".join(f"`{notebook}` ({count})" for notebook, count in counts.items())
-    return (f"{_count(len(table), 'claim')} from {_count(len(counts), 'notebook')}: {listed}. "
-            "Notebooks that wrote no claims file have none in the table.")
+    left = int((table["notebook"] == COLLECTOR).sum())
+    return (f"{_count(len(compared), 'claim')} from {_count(len(counts), 'notebook')}: {listed}. "
+            "Notebooks that wrote no claims file have none in the table"
+            + (f"; the {_count(left, 'reported number')} that no notebook addresses are listed as cannot test."
+               if left else "."))
 
 
 def paper_sentences(table: pd.DataFrame) -> str:
     """A Markdown bullet per paper: how many of its reported numbers the claims address, and
     how many claims our run supports, contradicts or cannot test."""
     reported = reported_numbers()
+    table = table[table["notebook"] != COLLECTOR]
     lines = []
     for paper, numbers in reported.groupby("paper"):
         rows = table[table["paper"] == paper]
@@ -156,10 +184,9 @@ def paper_sentences(table: pd.DataFrame) -> str:
             lines.append(f"- **Paper {paper}**: no notebook has set our numbers beside its {len(numbers)} "
                          "reported numbers yet.")
             continue
-        addressed = {id_ for ids in rows["reported"] for id_ in ids.split("/")}
         counts = rows["verdict"].value_counts()
-        lines.append(f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(addressed)} of its {len(numbers)} "
-                     f"reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
+        lines.append(f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(_addressed(rows))} of its "
+                     f"{len(numbers)} reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
                      f"{counts.get('contradicts', 0)} and cannot test {counts.get('cannot test', 0)}.")
     return "\n".join(lines)
 

@@ -80,12 +80,19 @@ def test_notebook_99_s_table_stacks_every_file_paper_a_first_and_counts_the_verd
                  tmp_path)
     write_claims(claims_table(rows(), "01_environment_and_reward", "smoke"), tmp_path)
     table = collect_claims(tmp_path)
-    assert table["claim"].tolist() == ["01:A18:policy:no_action", "01:A05:tiny-lm (free)",
-                                       "11:B03:policy:no_action", "11:B04:tiny-lm (free)"]
+    compared = table[table["notebook"] != "99_claims"]
+    assert compared["claim"].tolist() == ["01:A18:policy:no_action", "01:A05:tiny-lm (free)",
+                                          "11:B03:policy:no_action", "11:B04:tiny-lm (free)"]
+    # every other reported number is listed, with no number of ours, as cannot test
+    left = table[table["notebook"] == "99_claims"]
+    assert len(left) == 18 + 30 - 4 and set(left["verdict"]) == {"cannot test"} and left["ours"].isna().all()
+    assert "A01" in set(left["reported"]) and not {"A05", "A18", "B03", "B04"} & set(left["reported"])
+    assert table["paper"].tolist() == sorted(table["paper"])  # paper A first
     assert pd.read_csv(tmp_path / "claims.csv")["verdict"].tolist() == table["verdict"].tolist()
     assert claims.contributors_sentence(table) == ("4 claims from 2 notebooks: `01_environment_and_reward` (2), "
                                                    "`11_bandit_greediness` (2). Notebooks that wrote no claims file "
-                                                   "have none in the table.")
+                                                   "have none in the table; the 44 reported numbers that no notebook "
+                                                   "addresses are listed as cannot test.")
     assert claims.paper_sentences(table).splitlines() == [
         "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 and cannot test 1.",
         "- **Paper B**: 2 claims on 2 of its 30 reported numbers; our run supports 0, contradicts 1 and cannot test 1."]
