@@ -278,9 +278,11 @@ def test_14_rlft_bandits(tmp_path, capsys):
         assert row.mean == pytest.approx(episodes[episodes["adapter"] == row.adapter]["regret"].mean())
     assert table[table["adapter"] != "base"]["p"].notna().any()
     claims = pd.read_parquet(data / "14_claims.parquet")
-    assert sorted(claims["reported"]) == ["B17", "B22/B23", "B30"]
+    assert sorted(claims["reported"]) == ["B17", "B18/B19", "B22/B23", "B30"]
+    stored = pd.read_parquet(next((data / "14_frequency_bias_runs" / "episodes").glob("*.parquet")))
+    assert {"model", "cases", "repetitions"} <= set(stored.columns)
     for name in ("14_rlft_training", "14_rlft_held_out"):
         assert (figures / f"{name}.png").stat().st_size > 10_000
     capsys.readouterr()
     pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
-    assert capsys.readouterr().out.count("generate = False: reading ") == 2
+    assert capsys.readouterr().out.count("generate = False: reading ") == 3

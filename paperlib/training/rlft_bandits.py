@@ -438,6 +438,46 @@ def references(settings: RLFTSettings, instances: int, agents=("ucb", "random"))
             pd.concat([s.assign(adapter=e["adapter"].iloc[0]) for e, s in played], ignore_index=True))
 
 
+def frequency_bias_after(out, adapters: dict, profile, directory) -> dict[str, pd.DataFrame]:
+    """Notebook 12's frequency-bias cases (the profile's ``freq_*`` knobs) scored by the run's
+    base model and saved adapters (label -> update, or None for the base model), as
+    ``experiments.frequency_bias_results`` scores a model: resumable in the store at
+    ``directory``, whose rows carry the label as ``model``. The model loads only when some
+    label has cases left to score."""
+    from dataclasses import replace
+
+    from paperlib.backends.hf import HFBackend
+    from paperlib.bandits import experiments
+
+    labelled = replace(profile, freq_models=tuple(adapters))
+    try:
+        return experiments.stored_frequency_bias(labelled, directory)
+    except FileNotFoundError:
+        pass
+    s = run_settings(out)
+    results = {}
+    for label, _, model, tokenizer, _ in each_adapter(RunDir(out), s.model, adapters):
+        backend = HFBackend(s.model, lm=model, tokenizer=tokenizer)
+        results |= experiments.frequency_bias_results(replace(profile, freq_models=(label,)), lambda _: backend,
+                                                      directory)
+    return results
+
+
+def frequency_bias_sentence(table: pd.DataFrame, reported: pd.DataFrame) -> str:
+    """The frequency bias before and after RLFT (``experiments.frequency_bias_claims``' table, one
+    row per label) beside paper B's Gemma2 2B (B18-B21)."""
+    paper = reported.set_index("id")["value"]
+    rows = table.set_index("model")
+    base = rows.loc["base"]
+    cells = "; ".join(f"`{label}` {row['frequent, 0-10 repetitions']:.2f} (r = {row['r']:.2f}, frequent overall "
+                      f"{row['frequent']:.2f})" for label, row in rows.drop(index="base").iterrows())
+    return (f"Share of predictions that are the most frequent action at 0-10 repetitions: base model "
+            f"{base['frequent, 0-10 repetitions']:.2f} (r = {base['r']:.2f}, frequent overall {base['frequent']:.2f}); "
+            f"after RLFT {cells}. Paper B, Gemma2 2B: {paper['B18']} before and {paper['B19']} after RLFT, with "
+            f"r = {paper['B20']} and a frequent fraction of {paper['B21']} after. The cases are notebook 12's "
+            f"({', '.join(map(str, sorted(table['model'])))} scored on the same histories).")
+
+
 METRICS = ("regret", "coverage", "invalid_share")
 
 
@@ -506,11 +546,14 @@ def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str, adapt
     return "\n\n".join(lines)
 
 
-def rlft_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, source, profile: str, model: str) -> pd.DataFrame:
+def rlft_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, source, profile: str, model: str,
+                      frequency: pd.DataFrame | None = None) -> pd.DataFrame:
     """Notebook 14's held-out results in the claims schema (``paperlib.claims``): the coverage gain
     of RLFT (B17) and its regret change (B30) against the base model, and coverage with the
     exploration bonus against without (B22/B23), each shown only when significant at ALPHA
-    (Welch) in the paper's direction **[ours]**."""
+    (Welch) in the paper's direction **[ours]**; with ``frequency`` (the frequency-bias table
+    of base and ``RLFT``), the frequent share at 0-10 repetitions after RLFT (B19; shown when
+    below the base model's, a share of the cases with no test **[ours]**)."""
     from paperlib.claims import claims_table, source_name
     from paperlib.stats import welch
 
@@ -540,4 +583,11 @@ def rlft_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, source, profi
          "shown": with_bonus["mean"] > plain.mean() and bonus_p < ALPHA,
          "note": f"without the bonus {plain.mean():.3f}; p = {bonus_p:.2g}"},
     ])
+    if frequency is not None:
+        shares = frequency.set_index("model")["frequent, 0-10 repetitions"]
+        claims = pd.concat([claims, pd.DataFrame([{
+            "reported": "B18/B19", "what": "share of predictions that are the most frequent action, 0-10 repetitions, "
+            "after RLFT", "model": who, "ours": shares["RLFT"], "effect_if": "below the base model's",
+            "shown": shares["RLFT"] < shares["base"], "note": f"base model {shares['base']:.3f}; no test"}])],
+            ignore_index=True)
     return claims_table(claims.assign(source=source_name(source)), "14_rlft_bandits", profile)
