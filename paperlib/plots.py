@@ -324,3 +324,28 @@ def rlft_held_out(steps, table):
         ax.tick_params(axis="x", rotation=25)
     fig.tight_layout()
     return fig
+
+
+def exploration_mechanisms(table):
+    """Fig. 8: final coverage and regret per exploration mechanism (one marker per model, with
+    its 95% interval), UCB and random as dashed lines."""
+    llm = table[~table["model"].str.startswith("baseline:")]
+    references = table[table["model"].str.startswith("baseline:")]
+    order = list(dict.fromkeys(llm["exploration"]))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    for ax, metric in zip(axes, ("coverage", "regret")):
+        for i, (model, rows) in enumerate(llm.groupby("model", sort=False)):
+            rows = rows.set_index("exploration").loc[order]
+            x = [j + 0.12 * i for j in range(len(order))]
+            ax.errorbar(x, rows[metric], yerr=[rows[metric] - rows[f"{metric}_low"],
+                                               rows[f"{metric}_high"] - rows[metric]],
+                        fmt="o", capsize=3, label=model)
+        for r in references.itertuples():
+            ax.axhline(getattr(r, metric), color="0.55", lw=1, ls="--")
+            ax.annotate(r.exploration, (1.0, getattr(r, metric)), xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                        textcoords="offset points", ha="right", fontsize=7, color="0.4")
+        ax.set_xticks(range(len(order)), order, rotation=30, ha="right")
+        ax.set(title=f"final {metric}", ylabel=metric)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -50,6 +50,17 @@ class Profile:
     # -- paper B, notebook 14: RLFT (the recipe is paperlib.training.rlft_bandits.PRESETS[profile])
     rlft_seed: int = 0  # the training runs' seed
     rlft_eval_instances: int = 64  # held-out instances per adapter [ours: notebook 11's 64 instances]
+    # -- paper B, notebook 15: the exploration mechanisms (Fig. 8) on the main bandit
+    explore_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b")
+    explore_arms: int = 10
+    explore_instances: int = 64
+    explore_horizon: int = 50
+    explore_cot: bool = True
+    explore_decision: str = "free"
+    explore_tokens: int | None = 256
+    # [ours] one sampling temperature for every mechanism: self-consistency votes over sampled
+    # answers, so the plain agent it is compared with samples at the same temperature
+    explore_temperature: float = 1.0
     # -- paper B, notebooks 11-13 (defaults: the paper's sizes and models)
     bandit_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")
     bandit_backend: str = "vllm"
@@ -103,8 +114,9 @@ PROFILES = {
                      lens_models=(("smollm2-135m", "hf"),), lens_ns=(3,), lens_episodes=2, lens_tokens=8,
                      # -- paper A, notebooks 03-04
                      grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3,
-                     # -- paper B, notebook 14
-                     rlft_eval_instances=3),
+                     # -- paper B, notebooks 14 and 15
+                     rlft_eval_instances=3, explore_models=("smollm2-135m",), explore_instances=2,
+                     explore_horizon=4, explore_cot=False, explore_tokens=4),
     "cpu": Profile(name="cpu",
                    # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
                    gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
@@ -128,7 +140,11 @@ PROFILES = {
                    # -- paper A, notebooks 03-04 [ours: time] validation on 10 episodes per step, not 30
                    grpo_val_episodes=10,
                    # -- paper B, notebook 14 [ours: time] 32 held-out instances per adapter, not 64
-                   rlft_eval_instances=32),
+                   rlft_eval_instances=32,
+                   # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
+                   # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
+                   explore_models=("qwen2.5-coder-0.5b",), explore_instances=8, explore_cot=False,
+                   explore_tokens=None),
     "paper": Profile(name="paper"),
 }
 

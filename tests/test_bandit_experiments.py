@@ -270,3 +270,30 @@ def test_the_sentences_of_notebook_13():
                         "25.0% of all steps (paper, Gemma2 27B: 58.1 and 21.6). It shows the paper's knowing-doing gap.")
     assert lines[1].startswith("- **tiny-lm (free)** wrote any UCB value in 0%")
     assert lines[1].endswith("It does not show the paper's knowing-doing gap.")
+
+
+def test_notebook_15_plays_every_mechanism_and_tests_each_against_none():
+    from paperlib.bandits.exploration import MECHANISMS
+    from paperlib.profiles import get_profile
+
+    runs = experiments.exploration_runs(get_profile("smoke"))
+    assert [r.agent for r in runs[:2]] == ["ucb", "random"] and [r.exploration for r in runs[2:]] == list(MECHANISMS)
+    assert len({r.id for r in runs}) == len(runs) and all("/temp1/" in r.id or "/temp1/explore-" in r.id
+                                                          for r in runs[2:])
+    assert "explore-" not in runs[2].id and runs[3].id.endswith("/explore-try_all/k10/low/T4/M2")
+    # a run without a mechanism at temperature 0 keeps the id notebooks 11-13 stored it under
+    assert experiments.Run("llm", 10, "low", 8, 50, "m").id == "llm/m/no_cot/free/tokens16/k10/low/T50/M8"
+
+    episodes = pd.DataFrame({"agent": ["llm"] * 6 + ["ucb"] * 3, "model": ["m"] * 6 + ["baseline:ucb"] * 3,
+                             "exploration": ["none"] * 3 + ["try_all"] * 3 + [None] * 3,
+                             "run": ["a"] * 3 + ["b"] * 3 + ["u"] * 3, "regret": [5.0, 6, 7, 2, 3, 4, 1, 1, 1],
+                             "coverage": [0.2, 0.3, 0.4, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], "invalid_steps": 0,
+                             "horizon": 10})
+    steps = pd.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "chosen_by": ["model"] * 4 + ["try_all"] * 3 + ["model"]})
+    table = experiments.exploration_table(episodes, steps).set_index("exploration")
+    assert list(table.index) == ["none", "try_all", "ucb"]
+    assert table.loc["try_all", "chosen_by_model"] == 0.25 and table.loc["none", "chosen_by_model"] == 1.0
+    assert table.loc["try_all", "regret"] == 3.0 and table.loc["try_all", "regret_p"] < 0.05
+    assert pd.isna(table.loc["none", "regret_p"]) and pd.isna(table.loc["ucb", "regret_p"])
+    sentence = experiments.exploration_sentences(table.reset_index())
+    assert sentence.startswith("- **m** without a mechanism: coverage 0.30, regret 6.00. try_all: coverage 1.00 (up")

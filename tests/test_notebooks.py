@@ -286,3 +286,21 @@ def test_14_rlft_bandits(tmp_path, capsys):
     capsys.readouterr()
     pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
     assert capsys.readouterr().out.count("generate = False: reading ") == 3
+
+
+@pytest.mark.slow
+def test_15_exploration_mechanisms(tmp_path):
+    from paperlib.bandits.exploration import MECHANISMS
+    from paperlib.data import RolloutStore
+
+    data, figures = _run_smoke("15", tmp_path)
+    table = pd.read_parquet(data / "15_exploration.parquet")
+    assert set(table["exploration"]) == {*MECHANISMS, "ucb", "random"}
+    llm = table[table["model"] == "smollm2-135m"].set_index("exploration")
+    assert llm.loc["try_all", "chosen_by_model"] < llm.loc["none", "chosen_by_model"] == 1.0
+    assert llm.loc["none", ["regret_p", "coverage_p"]].isna().all()  # the reference is not tested against itself
+    assert (table["instances"] == 2).all() and {"regret_g", "coverage_g", "invalid"} <= set(table.columns)
+    stored = RolloutStore(data / "15_exploration_runs").episodes()
+    for row in table.itertuples():  # each mean is its run's episodes'
+        assert row.regret == pytest.approx(stored[stored["run"] == row.run]["regret"].mean())
+    assert (figures / "15_exploration_mechanisms.png").stat().st_size > 10_000

@@ -22,6 +22,7 @@ from paperlib.bandits.agents import make_agent
 from paperlib.bandits.baselines import BASELINES
 from paperlib.bandits import llm
 from paperlib.bandits.env import BanditSpec
+from paperlib.bandits.exploration import MECHANISMS, Exploration
 from paperlib.bandits.prompts import MAX_NEW_TOKENS
 from paperlib.bandits.runner import run_bandit
 from paperlib.claims import claims_table, source_name
@@ -40,6 +41,8 @@ class Run:
     decision: str = "free"
     style: str | None = None  # None: cot or no_cot after ``cot``
     max_new_tokens: int | None = None
+    exploration: str = "none"  # paper B's mechanisms (paperlib.bandits.exploration)
+    temperature: float = 0.0
 
     @property
     def id(self) -> str:
@@ -47,7 +50,10 @@ class Run:
         if self.agent != "llm":
             return f"{self.agent}/{size}"
         style = self.style or ("cot" if self.cot else "no_cot")
-        return f"llm/{self.model}/{style}/{self.decision}/tokens{self.max_new_tokens or MAX_NEW_TOKENS[style]}/{size}"
+        sampled = f"/temp{self.temperature:g}" if self.temperature else ""
+        explored = f"/explore-{self.exploration}" if self.exploration != "none" else ""
+        return (f"llm/{self.model}/{style}/{self.decision}/tokens{self.max_new_tokens or MAX_NEW_TOKENS[style]}"
+                f"{sampled}{explored}/{size}")
 
 
 def greediness_runs(settings) -> list[Run]:
@@ -89,7 +95,8 @@ def run_all(runs: list[Run], directory: Path, backend_of, seed: int = 0, labels:
         store.append(*(pd.concat(frames, ignore_index=True) for frames in zip(*baselines)))
     for run in (run for run in todo if run.agent == "llm"):
         agent = make_agent("llm", backend=backend_of(run.model), cot=run.cot, style=run.style,
-                           decision=run.decision, max_new_tokens=run.max_new_tokens)
+                           decision=run.decision, max_new_tokens=run.max_new_tokens, temperature=run.temperature,
+                           exploration=Exploration(run.exploration))
         episodes, steps = play(run, agent, seed, labels)
         store.append(episodes, steps)
         log(f"{run.id}: coverage {episodes['coverage'].mean():.2f}, regret {episodes['regret'].mean():.1f}, "
@@ -470,6 +477,62 @@ def frequency_bias_claims_table(frequency_bias: pd.DataFrame, source: str | os.P
              "shown": row["frequent, 0-10 repetitions"] > 0.5},
         ]
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "12_frequency_bias", profile)
+
+
+def exploration_runs(settings) -> list[Run]:
+    """Notebook 15 (paper B's Fig. 8): every mechanism of ``exploration.MECHANISMS`` for each model
+    of ``explore_models`` on one bandit, at one sampling temperature (self-consistency needs one
+    above 0), and UCB and random on the same instances."""
+    s = settings
+    runs = [Run(b, s.explore_arms, "low", s.explore_instances, s.explore_horizon) for b in ("ucb", "random")]
+    runs += [Run("llm", s.explore_arms, "low", s.explore_instances, s.explore_horizon, model, s.explore_cot,
+                 s.explore_decision, max_new_tokens=s.explore_tokens, exploration=mechanism,
+                 temperature=s.explore_temperature)
+             for model in s.explore_models for mechanism in MECHANISMS]
+    return runs
+
+
+def exploration_table(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
+    """One row per model x mechanism (and per reference agent): final regret and coverage with
+    95% intervals, the share of invalid steps, the share of arms the model chose (``chosen_by``
+    other than the mechanism's own arms), and against the same model without a mechanism:
+    Welch's p and Hedges' g for regret and coverage."""
+    from paperlib.stats import hedges_g_ci, mean_ci, welch
+
+    mechanism = episodes["exploration"] if "exploration" in episodes else pd.Series("none", index=episodes.index)
+    frame = episodes.assign(exploration=mechanism.fillna("none").where(episodes["agent"] == "llm", episodes["agent"]),
+                            invalid=episodes["invalid_steps"] / episodes["horizon"])
+    chosen = steps.assign(by_model=steps["chosen_by"].isin(["model", "revision", "vote"])
+                          ).groupby("run")["by_model"].mean() if "chosen_by" in steps else pd.Series(dtype=float)
+    rows = []
+    for (model, mechanism, run), group in frame.groupby(["model", "exploration", "run"], sort=False):
+        row = {"model": model, "exploration": mechanism, "run": run, "instances": len(group),
+               "invalid": group["invalid"].mean(), "chosen_by_model": chosen.get(run, float("nan"))}
+        plain = frame[(frame["model"] == model) & (frame["exploration"] == "none")]
+        for metric in ("regret", "coverage"):
+            row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = mean_ci(group[metric])
+            if mechanism != "none" and len(plain) and not model.startswith("baseline:"):
+                _, row[f"{metric}_p"] = welch(group[metric], plain[metric])
+                row[f"{metric}_g"] = hedges_g_ci(group[metric], plain[metric])[0]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def exploration_sentences(table: pd.DataFrame, alpha: float = 0.05) -> str:
+    """A Markdown bullet per model: its plain coverage and regret, and each mechanism that
+    changes them significantly (Welch, ``alpha``), from :func:`exploration_table`."""
+    lines = []
+    for model, rows in table[~table["model"].str.startswith("baseline:")].groupby("model", sort=False):
+        plain = rows[rows["exploration"] == "none"].iloc[0]
+        changes = []
+        for r in rows[rows["exploration"] != "none"].itertuples():
+            moved = [f"{metric} {getattr(r, metric):.2f} ({'up' if getattr(r, metric) > plain[metric] else 'down'}, "
+                     f"p = {getattr(r, metric + '_p'):.2g})" for metric in ("coverage", "regret")
+                     if getattr(r, metric + "_p") < alpha]
+            changes.append(f"{r.exploration}: {'; '.join(moved) if moved else 'no significant change'}")
+        lines.append(f"- **{model}** without a mechanism: coverage {plain['coverage']:.2f}, regret "
+                     f"{plain['regret']:.2f}. " + ". ".join(changes) + ".")
+    return "\n".join(lines)
 
 
 def knowing_doing_claims_table(table: pd.DataFrame, matrices: dict[str, pd.DataFrame], source: str | os.PathLike,
