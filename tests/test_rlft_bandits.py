@@ -100,8 +100,10 @@ def test_advantages_of_a_hand_made_rollout():
 def test_before_after_compares_each_adapter_with_the_base_model():
     episodes = pd.DataFrame({"adapter": ["base"] * 4 + ["last"] * 4, "update": [0] * 4 + [2] * 4,
                              "regret": [4.0, 5, 6, 5, 2, 3, 2, 3], "coverage": [0.2, 0.4, 0.2, 0.4] * 2,
-                             "invalid_steps": [2, 2, 0, 0, 0, 0, 0, 0], "horizon": 4, "seed": [7, 8, 9, 10] * 2})
+                             "invalid_steps": [2, 2, 0, 0, 0, 0, 0, 0], "horizon": 4, "seed": [7, 8, 9, 10] * 2,
+                             "model": "m"})
     table = before_after(episodes).set_index(["adapter", "metric"])
+    assert set(table["model"]) == {"m"}
     assert table.loc[("base", "regret"), "mean"] == 5.0 and math.isnan(table.loc[("base", "regret")].get("p", math.nan))
     assert table.loc[("last", "regret"), "mean"] == 2.5 and table.loc[("last", "regret"), "g"] < 0
     assert table.loc[("last", "regret"), "p"] < 0.01

@@ -494,8 +494,8 @@ def before_after(episodes: pd.DataFrame, metrics=METRICS, base: str = "base") ->
             raise ValueError(f"{label!r} was not played on the base model's held-out instances")
         for metric in metrics:
             mean, low, high = mean_ci(group[metric])
-            row = {"adapter": label, "update": int(update), "metric": metric, "mean": mean, "ci_low": low,
-                   "ci_high": high, "n": len(group)}
+            row = {"adapter": label, "update": int(update), "model": group["model"].iloc[0], "metric": metric,
+                   "mean": mean, "ci_low": low, "ci_high": high, "n": len(group)}
             if label != base:
                 _, row["p"] = welch(group[metric], control[metric])
                 row["g"], row["g_low"], row["g_high"] = hedges_g_ci(group[metric], control[metric])
@@ -527,20 +527,28 @@ def control_sentence(table: pd.DataFrame, adapter: str) -> str:
                 "below is made from this run: it would need more updates, instances or a larger learning rate."))
 
 
-def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str, adapters: dict) -> str:
+def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, settings: RLFTSettings, adapters: dict) -> str:
     """Regret and coverage of each trained adapter against the base model, beside paper B's
-    (rows B17, B22, B23, B30 of ``reported``). ``adapters``: label -> a description."""
+    (rows B17, B22, B23, B30 of ``reported``) and the reference agents on the same instances.
+    ``adapters``: label -> a description."""
     paper = reported.set_index("id")["value"]
     rows = table.set_index(["adapter", "metric"])
-    lines = [f"Paper B (Gemma2, all weights tuned, 10 arms): coverage +{float(paper['B17']):.2f} for 2B after 30K "
-             f"updates; {paper['B22']} coverage without and {paper['B23']} with the exploration bonus; regret falls "
-             f"for 2B and 9B ({paper['B30']})."]
+    s = settings
+    lines = [f"Paper B (Gemma2, all weights tuned, 10 arms, 50 steps, CoT): coverage +{float(paper['B17']):.2f} for "
+             f"2B after 30K updates; {paper['B22']} coverage without and {paper['B23']} with the exploration bonus; "
+             f"regret falls for 2B and 9B."]
     for label, what in adapters.items():
         cells = []
         for metric in ("coverage", "regret"):
             base, trained = rows.loc[("base", metric)], rows.loc[(label, metric)]
             cells.append(f"{metric} {base['mean']:.3f} → {trained['mean']:.3f} ({_change(trained)})")
-        lines.append(f"Ours ({model}, LoRA rank-8 adapter, {what}): " + "; ".join(cells) + ".")
+        lines.append(f"Ours ({s.model}, a rank-{s.lora_rank} LoRA adapter after {s.updates} updates, {what}; "
+                     f"{s.arms} arms, {s.horizon} steps, {s.style.replace('_', ' ')}): " + "; ".join(cells) + ".")
+    references = [f"{name} regret {rows.loc[(name, 'regret'), 'mean']:.3f}, coverage "
+                  f"{rows.loc[(name, 'coverage'), 'mean']:.3f}" for name in ("ucb", "random")
+                  if (name, "regret") in rows.index]
+    if references:
+        lines.append("On the same held-out instances: " + "; ".join(references) + ".")
     lines.append("The paper tunes every weight and reports LoRA insufficient; our adapters are LoRA at a CPU budget, "
                  "so a change that does not appear here is not evidence against the paper.")
     return "\n\n".join(lines)
