@@ -14,7 +14,7 @@ step (one decision): its prompt left-padded, its completion right-padded, and a 
 that is 1 on completion tokens only. A step's advantage applies to every token of its
 completion.
 
-Choices the paper leaves open, each a named constant below **[ours]**:
+Choices the paper leaves open, each a named constant in ``rlft_constants.py`` **[ours]**:
 
 - Normalisation of the environment reward: standardised by the moments of one reward under
   the game's prior (:func:`bandit_reward_moments`), fixed for the whole run. A batch's own
@@ -46,18 +46,9 @@ import numpy as np
 import torch
 from trl.trainer.utils import pad, selective_log_softmax, selective_log_softmax_and_entropy
 
+from paperlib.training.rlft_constants import (ADVANTAGE_EPS, CLIP_EPSILON, EXPLORATION_BONUS, GAE_GAMMA, GAE_LAMBDA,
+                                               GAMMA, INVALID_PENALTY, KL_BETA, VALUE_COEF)
 from paperlib.training.shared_prefix import shared_prefix_logprobs, shares_prefix
-
-INVALID_PENALTY = -5.0  # paper B, Sec. 3 (reward shaping for valid actions)
-EXPLORATION_BONUS = 1.0  # paper B, Sec. 4.4 and Fig. 8 (+1 for an untried arm)
-CLIP_EPSILON = 0.2  # paper B, Sec. 3 (PPO's clipping, Schulman et al. 2017)
-KL_BETA = 0.05  # paper B, Sec. 3 (KL penalty to the frozen model)
-GAMMA = 1.0  # [ours] rewards-to-go undiscounted, as regret is
-GAE_GAMMA = 1.0  # [ours] a game is at most 5 agent moves and its return is reported undiscounted
-GAE_LAMBDA = 0.95  # [ours] the GAE and PPO papers' usual value (Schulman et al. 2016, 2017)
-VALUE_COEF = 0.1  # [ours] trl's former PPOConfig default (vf_coef)
-ADVANTAGE_EPS = 1e-8  # [ours] guards the standardisation of a batch whose advantages are all equal
-TICTACTOE_REWARD_MOMENTS = (0.0, 1.0)  # [ours] +1 / 0 / -1 is already on a unit scale: left as is
 
 
 # -- rewards (episodes x steps, numpy) ----------------------------------------------------------

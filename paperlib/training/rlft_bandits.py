@@ -49,7 +49,7 @@ import pandas as pd
 
 from paperlib.bandits.env import NOISE_SIGMA, BanditSpec
 from paperlib.bandits.prompts import STYLES
-from paperlib.training import rlft
+from paperlib.training.rlft_constants import CLIP_EPSILON, INVALID_PENALTY, KL_BETA
 from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, each_adapter, quiet_trl
 
 POOL_SEEDS = 2_000_000  # the training pool: instances POOL_SEEDS .. POOL_SEEDS + pool - 1, every run's
@@ -77,9 +77,9 @@ class RLFTSettings:
     max_new_tokens: int = 256
     temperature: float = 1.0
     eval_temperature: float = 0.0
-    epsilon: float = rlft.CLIP_EPSILON
-    beta: float = rlft.KL_BETA
-    penalty: float = rlft.INVALID_PENALTY
+    epsilon: float = CLIP_EPSILON
+    beta: float = KL_BETA
+    penalty: float = INVALID_PENALTY
     # -- ours
     lora_rank: int = 8
     lora_alpha: int = 16
@@ -159,6 +159,8 @@ SOURCES = {
 
 def settings_table(settings: RLFTSettings) -> pd.DataFrame:
     """Every setting with its value and source: notebook 14's table."""
+    from paperlib.training import rlft
+
     rows = [{"setting": f.name, "value": str(getattr(settings, f.name)), "source": SOURCES.get(f.name, "run")}
             for f in fields(settings)]
     derived = {"reward_normalisation": "mean %.3f, std %.3f" % rlft.bandit_reward_moments(
@@ -209,6 +211,8 @@ def step_arrays(steps: pd.DataFrame, instances: int, horizon: int) -> dict[str, 
 
 def advantages_of(steps: pd.DataFrame, settings: RLFTSettings) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """(advantage per step, shaped return-to-go per step, the arrays), episodes x steps."""
+    from paperlib.training import rlft
+
     s, spec = settings, settings.spec
     arrays = step_arrays(steps, s.instances, s.horizon)
     mask = np.ones(arrays["reward"].shape, dtype=bool)
@@ -283,6 +287,8 @@ class Trainer:
         """One optimiser step per PPO epoch on every decision of ``steps``; the loss's statistics
         and where the seconds went."""
         import torch
+
+        from paperlib.training import rlft
 
         s = self.settings
         ordered = steps.sort_values(["episode", "turn"]).reset_index(drop=True)
