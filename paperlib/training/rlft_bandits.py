@@ -49,8 +49,9 @@ import pandas as pd
 
 from paperlib.bandits.env import NOISE_SIGMA, BanditSpec
 from paperlib.bandits.prompts import STYLES
-from paperlib.training.rlft_constants import CLIP_EPSILON, INVALID_PENALTY, KL_BETA
+from paperlib.training.analysis import ALPHA
 from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, each_adapter, quiet_trl
+from paperlib.training.rlft_constants import CLIP_EPSILON, INVALID_PENALTY, KL_BETA
 
 POOL_SEEDS = 2_000_000  # the training pool: instances POOL_SEEDS .. POOL_SEEDS + pool - 1, every run's
 HELD_OUT_SEEDS = 3_000_000  # held-out evaluation instances, disjoint from every pool
@@ -507,9 +508,6 @@ def before_after(episodes: pd.DataFrame, metrics=METRICS, base: str = "base") ->
                 row["g"], row["g_low"], row["g_high"] = hedges_g_ci(group[metric], control[metric])
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-ALPHA = 0.05  # [ours: the conventional level, as notebook 04's]
 
 
 def _change(row) -> str:
