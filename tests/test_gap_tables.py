@@ -6,6 +6,7 @@ import pytest
 
 from paperlib import paths
 from paperlib.philosophers.analysis import call_rates
+from paperlib.philosophers import gap
 from paperlib.philosophers.gap import (GRID, PROBE, action_shares, behaviour, call_rate_table, gap_table, no_call_effect,
                                        paper_rows, what_this_shows)
 
@@ -169,3 +170,46 @@ def test_what_this_shows_a_qwen_model_without_calls_and_no_constrained_mode():
                          "(reward ≥ 0.45, deadlock ≤ 0.53); no cell deadlocks like Qwen3-14B (reward below 0.45, "
                          "deadlock above 0.53). `idle` (free) reaches the frontier's level while eating nothing in most "
                          "episodes: the no-deadlock credit, not coordination.")
+
+
+def _summary_row(model, n, reward, low, high, deadlock=0.0, meals=1.0, decision="free"):
+    return {"model": model, "decision": decision, "n": n, "episodes": 30, "reward": reward, "reward_low": low,
+            "reward_high": high, "deadlock_rate": deadlock, "deadlock_low": max(deadlock - 0.1, 0),
+            "deadlock_high": min(deadlock + 0.1, 1), "meals": meals, "zero_meal_share": float(meals == 0)}
+
+
+def test_gap_claims_test_the_paper_models_present_and_list_the_absent_ones():
+    table = pd.DataFrame([
+        _summary_row("qwen3-14b", 5, 0.20, 0.10, 0.30, deadlock=0.5),   # A05: 0.128 inside; A06: 0.87 outside
+        _summary_row("qwen3-14b", 10, 0.30, 0.20, 0.40),
+        _summary_row("qwen3-14b", 15, 0.50, 0.40, 0.60),                 # A07: outside 0.13-0.35
+        _summary_row("qwen3-14b", 5, 0.90, 0.80, 1.00, decision="constrained"),  # not the paper's protocol
+        _summary_row("gpt-5.4", 5, 0.60, 0.50, 0.70, deadlock=0.2),     # A01, A02 inside their ranges
+        _summary_row("tiny-lm", 5, 1.0, 1.0, 1.0, meals=0.0),
+        _summary_row("tiny-lm", 10, 1.0, 1.0, 1.0, meals=0.0),
+        _summary_row("chatty-lm", 5, 1.0, 1.0, 1.0, meals=0.0)])
+    rates = pd.DataFrame({"model": ["qwen3-14b", "gpt-5.4", "tiny-lm", "chatty-lm"], "call_rate": [0.9, 1.0, 0.004, 0.5],
+                          "where": gap.GRID})
+    claims = gap.gap_claims_table(table, rates, "02_summary.parquet", "smoke").set_index("claim")
+    verdicts = claims["verdict"].to_dict()
+    assert verdicts["02:A05:qwen3-14b (free)"] == "supports"
+    assert claims.loc["02:A05:qwen3-14b (free)", ["ours", "ours_low", "ours_high"]].tolist() == [0.20, 0.10, 0.30]
+    assert verdicts["02:A06:qwen3-14b (free)"] == "contradicts"
+    assert verdicts["02:A07:qwen3-14b (free)"] == "contradicts"
+    assert claims.loc["02:A07:qwen3-14b (free)", "ours"] == pytest.approx(1 / 3)
+    assert verdicts["02:A01:gpt-5.4 (free)"] == verdicts["02:A02:gpt-5.4 (free)"] == "supports"
+    for absent in ("02:A01:grok-4.2", "02:A03:mistral-small-24b", "02:A13:deepseek-r1-distill-qwen-7b"):
+        assert verdicts[absent] == "cannot test"
+        assert "qwen3-14b, gpt-5.4, tiny-lm, chatty-lm" in claims.loc[absent, "note"]
+    # A13's mechanism on every model below the call-rate threshold, and only on those
+    assert verdicts["02:A13:tiny-lm (free)"] == "supports"
+    assert "0.0040" in claims.loc["02:A13:tiny-lm (free)", "note"]
+    assert "02:A13:chatty-lm (free)" not in verdicts
+
+
+def test_a_silent_model_that_eats_or_scores_below_one_contradicts_a13():
+    table = pd.DataFrame([_summary_row("tiny-lm", 5, 1.0, 1.0, 1.0, meals=0.0),
+                          _summary_row("tiny-lm", 10, 0.9, 0.8, 1.0, meals=0.0)])
+    rates = pd.DataFrame({"model": ["tiny-lm"], "call_rate": [0.0], "where": gap.GRID})
+    claims = gap.gap_claims_table(table, rates, "02_summary.parquet", "smoke").set_index("claim")
+    assert claims.loc["02:A13:tiny-lm (free)", ["ours", "verdict"]].tolist() == [0.9, "contradicts"]

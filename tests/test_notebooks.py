@@ -90,6 +90,8 @@ def test_13_knowing_doing_gap(tmp_path):
 
 @pytest.mark.slow
 def test_02_coordination_gap(tmp_path):
+    from paperlib.claims import read_claims
+
     data, figures = _run_smoke("02", tmp_path)
     table = pd.read_parquet(data / "02_summary.parquet")
     free = table[table["decision"] == "free"]
@@ -102,6 +104,9 @@ def test_02_coordination_gap(tmp_path):
     assert len(steps) == (llm["n"] * llm["rounds_played"]).sum()
     assert len(free) == 1 and (figures / "02_coordination_gap.png").stat().st_size > 10_000
     assert (figures / "02_no_call_reward.png").stat().st_size > 10_000
+    claims = read_claims(data / "02_claims.parquet")
+    assert {"A01", "A02", "A03", "A04", "A05", "A06", "A07", "A13"} <= set(claims["reported"])
+    assert (claims.loc[claims["model"] == "qwen3-14b", "verdict"] == "cannot test").all()  # not a smoke model
 
 
 def _claims_files(data):
