@@ -154,6 +154,19 @@ def test_notebook_01_s_degenerate_maximum_is_one_claim_over_every_n():
     assert (short["ours"].item(), short["verdict"].item()) == (0.9, "contradicts")
 
 
+
+def test_notebook_01_s_sentence_ranks_no_action_against_the_best_policy_that_eats():
+    from paperlib.philosophers.analysis import degenerate_sentence
+
+    summary = pd.DataFrame({"policy": ["no_action", "waiter", "left_first"] * 2, "n": [5, 5, 5, 10, 10, 10],
+                            "reward": [1.0, 0.9, 0.0, 0.8, 0.9, 0.0], "reward_shaped": [0.0, 0.9, 0.0, 0.0, 0.9, 0.0],
+                            "meals": [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]})
+    sentence = degenerate_sentence(summary)
+    paper, shaped = sentence.split("Under the shaped reward")
+    assert "N = 5: 1.000, the top score (the best policy that eats, `waiter`, 0.900)" in paper
+    assert "N = 10: 0.800, below 1 of the 2 other policies" in paper
+    assert "N = 5: 0.000, below 1 of the 2 other policies" in shaped
+
 def test_notebook_13_s_runs_become_two_claims_each():
     matrix = pd.DataFrame({"optimal": [10.0, 5.0], "greedy": [60.0, 20.0], "other": [2.0, 3.0]},
                           index=pd.Index(["correct", "wrong"], name="rationale"))
