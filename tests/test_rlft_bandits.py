@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from paperlib import cli
-from paperlib.training import rlft_bandits
+from paperlib.training import rlft_loop
 from paperlib.training.checkpoints import RunDir, file_hash
 from paperlib.training.rlft_bandits import (
     HELD_OUT_SEEDS,
@@ -20,8 +20,8 @@ from paperlib.training.rlft_bandits import (
     evaluate_adapters,
     settings_for,
     settings_table,
-    train,
 )
+from paperlib.training.rlft_loop import train
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_update(smoke_run):
     assert list(log["step"]) == [1, 2] and run.steps_saved() == [1, 2]
     for update in (1, 2):
         assert file_hash(run.checkpoint(update)) == log.loc[log["step"] == update, "adapter_hash"].item()
-        assert (run.checkpoint(update) / rlft_bandits.OPTIMIZER_FILE).exists()
+        assert (run.checkpoint(update) / rlft_loop.OPTIMIZER_FILE).exists()
     tensors = load_file(run.checkpoint(2) / "adapter_model.safetensors")
     assert any(t.abs().max() > 0 for name, t in tensors.items() if "lora_B" in name)  # B starts at zero
     # the logged rollout summary, recomputed from the saved rows

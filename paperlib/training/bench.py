@@ -98,7 +98,7 @@ RLFT_PHASES = ("rollout", "reference", "forward_backward", "rest")
 def bench_update(settings, variants: dict = RLFT_VARIANTS, log=print) -> pd.DataFrame:
     """One RLFT update of ``settings`` per variant: the seconds per phase, the update's total and
     its ratio to the first variant's, the loss and the gradient norm."""
-    from paperlib.training.rlft_bandits import train
+    from paperlib.training.rlft_loop import train
 
     rows = []
     for name, overrides in variants.items():

@@ -67,11 +67,12 @@ def grpo_command(args) -> int:
 
 
 def rlft_command(args) -> int:
-    from paperlib.training.rlft_bandits import settings_for, train
+    from paperlib.training.rlft_bandits import settings_for
+    from paperlib.training.rlft_loop import train
 
     settings = settings_for(args.profile, model=args.model, bonus=args.bonus or None, seed=args.seed,
                             updates=args.updates, instances=args.instances, learning_rate=args.learning_rate)
-    log = train(settings, args.out)
+    log = train(settings, args.out, postfix=("invalid_rate", "regret"))
     first, final = log.sort_values("step").iloc[[0, -1]].to_dict("records")
     print(f"RLFT {settings.model}{' with the exploration bonus' if settings.bonus else ''}, seed {settings.seed}: "
           f"{int(final['step'])} updates; training invalid-action rate {first['invalid_rate']:.2f} -> "

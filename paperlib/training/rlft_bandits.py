@@ -6,28 +6,16 @@ penalty to the frozen model, on the environment's reward, normalised, minus 5 fo
 with no valid action, with Monte-Carlo returns-to-go as the bandits' baseline; each rollout
 plays 16 bandits drawn from a pool of 512 instances at temperature 1, and evaluation plays
 held-out instances at temperature 0. Its exploration bonus (+1 for an arm not yet tried) is
-a reward option (``bonus``). The objective's pieces live in :mod:`paperlib.training.rlft`;
-this module is the loop around them:
+a reward option (``bonus``). The objective's pieces live in :mod:`paperlib.training.rlft`,
+the loop every game shares in :mod:`paperlib.training.rlft_loop`; this module is the
+bandits' part of it and what notebook 14 computes after training:
 
-1. Rollout: the adapter of the update before plays ``instances`` bandits drawn from the pool
-   with :class:`~paperlib.bandits.llm.LLMAgent` (free decisions, the paper's rule) on the
-   :class:`~paperlib.backends.hf.HFBackend` over the trainer's own peft model: the same
-   prompts, parser, decision core and backend as notebooks 11-13. Each step row keeps its
-   prompt and completion tokens and the completion's log-probability under that adapter.
-2. Advantages: the shaped step rewards (:func:`~paperlib.training.rlft.shaped_rewards`),
-   returns-to-go minus the batch's mean at each step, standardised.
-3. One optimiser step (per PPO epoch) on every decision of the batch, in micro-batches whose
-   losses add up to the batch's (gradient accumulation): the clipped surrogate and
-   beta times the k3 KL to the same model with its adapter disabled, token means. In the
-   first epoch the rollout's per-token log-probabilities are the model's own before the
-   step, so its forward pass gives them (no extra pass); the log records how far the
-   recomputed sequence log-probabilities are from the rollout's (``rollout_logprob_gap``),
-   a check that the update is on-policy.
-4. The update's row of the training log, then its checkpoint (the adapter, the optimiser's
-   state, ``trainer_state.json`` last): the run directory is GRPO's
-   (:class:`~paperlib.training.checkpoints.RunDir`), and a killed run resumes from its last
-   complete checkpoint to the same log. Every random choice is a function of (run seed,
-   update): the instances drawn, the sampling seed, the LoRA initialisation (run seed).
+- Rollout: the adapter of the update before plays ``instances`` bandits drawn from the pool
+  with :class:`~paperlib.bandits.llm.LLMAgent`, the agent of notebooks 11-13.
+- Advantages: the shaped step rewards (:func:`~paperlib.training.rlft.shaped_rewards`),
+  returns-to-go minus the batch's mean at each step, standardised.
+- Held-out evaluation of each saved adapter against the base model, UCB and random, the
+  before/after table with its tests, the frequency bias after RLFT, sentences and claims.
 
 The paper tunes all weights and reports LoRA insufficient; ours is a LoRA adapter, and every
 notebook that shows our results says so. Each open choice is a named setting with its value
@@ -36,12 +24,7 @@ and source (:data:`SOURCES`, :func:`settings_table`).
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import resource
-import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -50,24 +33,21 @@ import pandas as pd
 from paperlib.bandits.env import NOISE_SIGMA, BanditSpec
 from paperlib.bandits.prompts import STYLES
 from paperlib.training.analysis import ALPHA
-from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, each_adapter, quiet_trl
-from paperlib.training.rlft_constants import CLIP_EPSILON, INVALID_PENALTY, KL_BETA
+from paperlib.training.checkpoints import RunDir, each_adapter
+from paperlib.training.rlft_loop import SOURCES as loop_sources
+from paperlib.training.rlft_loop import RLFTBase, settings_rows
 
 POOL_SEEDS = 2_000_000  # the training pool: instances POOL_SEEDS .. POOL_SEEDS + pool - 1, every run's
 HELD_OUT_SEEDS = 3_000_000  # held-out evaluation instances, disjoint from every pool
-OPTIMIZER_FILE = "optimizer.pt"
 
 
 @dataclass(frozen=True)
-class RLFTSettings:
-    """One RLFT run on the bandits. Sources per field in :data:`SOURCES`."""
+class RLFTSettings(RLFTBase):
+    """One RLFT run on the bandits: the shared settings (:class:`RLFTBase`) and the bandits'.
+    Sources per field in :data:`SOURCES`."""
 
-    model: str = "gemma2-2b"
-    seed: int = 0  # LoRA initialisation, the instances drawn, sampling
-    profile: str = "custom"  # a label: the preset this run started from
     bonus: bool = False  # paper B's exploration bonus (+1 for an untried arm)
     # -- the paper's
-    updates: int = 30_000
     instances: int = 16
     pool: int = 512
     arms: int = 10
@@ -75,25 +55,14 @@ class RLFTSettings:
     family: str = "gaussian"
     noise: str = "low"
     style: str = "cot"
-    max_new_tokens: int = 256
-    temperature: float = 1.0
-    eval_temperature: float = 0.0
-    epsilon: float = CLIP_EPSILON
-    beta: float = KL_BETA
-    penalty: float = INVALID_PENALTY
-    # -- ours
-    lora_rank: int = 8
-    lora_alpha: int = 16
-    lora_targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
-    learning_rate: float = 2.5e-4
-    max_grad_norm: float = 1.0
-    ppo_epochs: int = 1
-    micro_batch: int = 0  # decisions per forward and backward pass; 0: the whole batch
-    shared_prefix: bool = True
 
     @property
     def spec(self) -> BanditSpec:
         return BanditSpec(k=self.arms, horizon=self.horizon, family=self.family, noise=self.noise)
+
+    @property
+    def batch_size(self) -> int:
+        return self.instances
 
     def update_seeds(self, update: int) -> list[int]:
         """The pool instances update ``update`` (1-based) plays: a draw without replacement,
@@ -101,60 +70,48 @@ class RLFTSettings:
         rng = np.random.default_rng([self.seed, update])
         return [POOL_SEEDS + int(i) for i in rng.choice(self.pool, size=self.instances, replace=False)]
 
-    def sampling_seed(self, update: int) -> int:
-        return int(np.random.SeedSequence([self.seed, update, 1]).generate_state(1)[0])
-
     def check(self) -> "RLFTSettings":
         """Refuse, in one line, settings that cannot run (before any model loads)."""
-        from paperlib.models import resolve
-
-        if resolve(self.model).kind == "gateway":
-            raise ValueError(f"{self.model!r} is a gateway model: only local models (embedded or hub) can be trained")
+        super().check()
         if self.style not in STYLES:
             raise ValueError(f"unknown prompt style {self.style!r}; choose one of {', '.join(STYLES)}")
         self.spec  # noqa: B018 (BanditSpec refuses bad arms, horizon, family or noise)
-        at_least_one = {"updates": self.updates, "instances": self.instances, "max_new_tokens": self.max_new_tokens,
-                        "lora_rank": self.lora_rank, "ppo_epochs": self.ppo_epochs, "seed + 1": self.seed + 1}
-        for name, value in at_least_one.items():
-            if value < 1:
-                raise ValueError(f"{name} must be at least 1, got {value}")
+        if self.instances < 1:
+            raise ValueError(f"instances must be at least 1, got {self.instances}")
         if self.instances > self.pool:
             raise ValueError(f"an update draws {self.instances} instances from a pool of {self.pool}: "
                              f"the pool must be at least as large")
         if self.pool > HELD_OUT_SEEDS - POOL_SEEDS:
             raise ValueError(f"a pool of at most {HELD_OUT_SEEDS - POOL_SEEDS} instances, got {self.pool}")
-        if not self.temperature > 0:
-            raise ValueError("the training temperature must be positive: PPO's ratio needs a sampling policy")
-        if self.eval_temperature < 0 or not self.learning_rate > 0 or not self.epsilon > 0 or self.beta < 0:
-            raise ValueError("eval_temperature and beta must be zero or more, learning_rate and epsilon positive")
-        if self.micro_batch < 0:
-            raise ValueError(f"micro_batch must be zero (the whole batch) or more, got {self.micro_batch}")
         return self
 
-    def config(self) -> dict:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+    def rollout(self, trainer, update: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        from paperlib.bandits.llm import LLMAgent
+        from paperlib.bandits.runner import run_bandit
+
+        agent = LLMAgent(trainer.backend, style=self.style, decision="free", temperature=self.temperature,
+                         max_new_tokens=self.max_new_tokens, seed=self.sampling_seed(update))
+        trainer.model.eval()
+        return run_bandit(agent, self.spec, self.instances, seeds=self.update_seeds(update),
+                          labels={"update": update, "bonus": self.bonus})
+
+    def advantages(self, steps: pd.DataFrame, trainer=None) -> tuple[np.ndarray, None, dict]:
+        advantages, returns, arrays = advantages_of(steps, self)
+        episodes = steps.groupby("episode")
+        return advantages.reshape(-1), None, {
+            "bonus": self.bonus, "mean_return": float(returns[:, 0].mean()),
+            "reward_mean": float(arrays["reward"].mean()), "regret": float(episodes["regret"].last().mean()),
+            "coverage": float(episodes["coverage"].last().mean()), "invalid_rate": float(1 - arrays["valid"].mean())}
 
 
 SOURCES = {
     "bonus": "paper (exploration bonus, +1 for an arm not yet tried; off unless asked)",
-    "updates": "paper (coverage reported after 30K updates)",
     "instances": "paper (16 bandits per rollout)", "pool": "paper (a pool of 512 instances)",
     "arms": "ours: notebook 11's main setting (the paper trains and shows 5, 10 and 20 arms)",
     "horizon": "paper (50 steps)", "family": "ours: notebook 11's main setting", "noise": "ours: the low noise level",
-    "style": "paper (RLFT on the model's chain of thought)", "max_new_tokens": "paper (256 CoT tokens)",
-    "temperature": "paper (1.0 in training)", "eval_temperature": "paper (0, greedy, on held-out instances)",
-    "epsilon": "paper (PPO's clip, 0.2)", "beta": "paper (KL penalty to the frozen model, 0.05)",
-    "penalty": "paper (-5 for an output with no valid action)",
-    "lora_rank": "ours: GRPO's rank (paper A); paper B tunes all weights and found LoRA insufficient",
-    "lora_alpha": "ours (twice the rank)", "lora_targets": "ours (the attention projections, as GRPO)",
-    "learning_rate": "ours: GRPO's, measured on its positive control (paper B's is for all weights)",
-    "max_grad_norm": "ours: trl's default", "ppo_epochs": "ours: one on-policy pass per batch",
-    "micro_batch": "ours: memory (gradient accumulation over the batch)",
-    "shared_prefix": "ours: the instructions every prompt shares fed once per micro-batch (the same log-probabilities "
-                     "and gradients, tested; paperlib.training.shared_prefix)",
+    "style": "paper (RLFT on the model's chain of thought)",
     "reward_normalisation": "ours: one reward's moments under the prior, fixed (paperlib.training.rlft)",
     "baseline": "paper (Monte-Carlo returns-to-go), minus the batch's mean at each step (ours)",
-    "kl_estimator": "ours: k3, per token, in the loss (trl's GRPO penalty)",
 }
 
 
@@ -162,12 +119,12 @@ def settings_table(settings: RLFTSettings) -> pd.DataFrame:
     """Every setting with its value and source: notebook 14's table."""
     from paperlib.training import rlft
 
-    rows = [{"setting": f.name, "value": str(getattr(settings, f.name)), "source": SOURCES.get(f.name, "run")}
-            for f in fields(settings)]
+    rows = settings_rows(settings, SOURCES)
     derived = {"reward_normalisation": "mean %.3f, std %.3f" % rlft.bandit_reward_moments(
         NOISE_SIGMA[settings.noise] if settings.family == "gaussian" else 0.0, settings.family),
                "baseline": "returns-to-go, undiscounted", "kl_estimator": "k3"}
-    rows += [{"setting": name, "value": value, "source": SOURCES[name]} for name, value in derived.items()]
+    rows += [{"setting": name, "value": value, "source": {**loop_sources, **SOURCES}[name]}
+             for name, value in derived.items()]
     return pd.DataFrame(rows)
 
 
@@ -190,12 +147,6 @@ def settings_for(profile: str, **overrides) -> RLFTSettings:
     if profile not in PRESETS:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PRESETS)}")
     return replace(PRESETS[profile], **{k: v for k, v in overrides.items() if v is not None}).check()
-
-
-def run_settings(out) -> RLFTSettings:
-    """The settings a run directory was trained with."""
-    config = RunDir(out).config()
-    return RLFTSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
 
 
 # -- one update ---------------------------------------------------------------------------------
@@ -224,171 +175,6 @@ def advantages_of(steps: pd.DataFrame, settings: RLFTSettings) -> tuple[np.ndarr
     return advantages, returns, arrays
 
 
-class Trainer:
-    """The model, its adapter, the optimiser and the backend of one run (see the module doc)."""
-
-    def __init__(self, settings: RLFTSettings, run: RunDir):
-        import torch
-        from peft import LoraConfig, get_peft_model
-
-        from paperlib.backends.hf import HFBackend
-        from paperlib.models import load_local
-        from paperlib.training.shared_prefix import use_training_attention
-
-        self.settings, self.run = settings, run
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        lm, self.tokenizer = load_local(settings.model, self.device)
-        if settings.shared_prefix:
-            use_training_attention(lm)  # where the kernel covers the model; else the plain forward pass
-        torch.manual_seed(settings.seed)  # the LoRA initialisation
-        config = LoraConfig(r=settings.lora_rank, lora_alpha=settings.lora_alpha,
-                            target_modules=list(settings.lora_targets), lora_dropout=0.0, task_type="CAUSAL_LM")
-        with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
-            self.model = get_peft_model(lm, config)
-        self.optimizer = torch.optim.AdamW([p for p in self.model.parameters() if p.requires_grad],
-                                           lr=settings.learning_rate, weight_decay=0.0)
-        self.backend = HFBackend(settings.model, lm=self.model, tokenizer=self.tokenizer, max_batch=settings.instances)
-
-    def adapter_hash(self) -> str:
-        from peft import get_peft_model_state_dict
-
-        return adapter_hash(get_peft_model_state_dict(self.model))
-
-    def restore(self, update: int) -> None:
-        import torch
-        from peft import set_peft_model_state_dict
-        from safetensors.torch import load_file
-
-        checkpoint = self.run.checkpoint(update)
-        set_peft_model_state_dict(self.model, load_file(checkpoint / ADAPTER_FILE))
-        self.optimizer.load_state_dict(torch.load(checkpoint / OPTIMIZER_FILE, weights_only=True))
-
-    def save(self, update: int) -> None:
-        import torch
-
-        checkpoint = self.run.checkpoint(update)
-        self.model.save_pretrained(str(checkpoint))
-        torch.save(self.optimizer.state_dict(), checkpoint / OPTIMIZER_FILE)
-        marker = checkpoint / COMPLETE_MARKER
-        marker.with_suffix(".tmp").write_text(json.dumps({"update": update}))
-        os.replace(marker.with_suffix(".tmp"), marker)
-
-    def rollout(self, update: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-        from paperlib.bandits.llm import LLMAgent
-        from paperlib.bandits.runner import run_bandit
-
-        s = self.settings
-        agent = LLMAgent(self.backend, style=s.style, decision="free", temperature=s.temperature,
-                         max_new_tokens=s.max_new_tokens, seed=s.sampling_seed(update))
-        self.model.eval()
-        return run_bandit(agent, s.spec, s.instances, seeds=s.update_seeds(update),
-                          labels={"update": update, "bonus": s.bonus})
-
-    def update(self, steps: pd.DataFrame, advantages: np.ndarray) -> dict[str, float]:
-        """One optimiser step per PPO epoch on every decision of ``steps``; the loss's statistics
-        and where the seconds went."""
-        import torch
-
-        from paperlib.training import rlft
-
-        s = self.settings
-        ordered = steps.sort_values(["episode", "turn"]).reset_index(drop=True)
-        prompts = [self.backend.encode(p) for p in ordered["prompt"]]
-        completions = [list(ids) for ids in ordered["completion_ids"]]
-        per_row = advantages.reshape(-1)
-        rows = [i for i, ids in enumerate(completions) if len(ids)]  # a decision with no token has nothing to train
-        rows.sort(key=lambda i: len(prompts[i]) + len(completions[i]))  # less padding per micro-batch
-        size = s.micro_batch or len(rows)
-        batches = [rows[i:i + size] for i in range(0, len(rows), size)]
-        tokens = sum(len(completions[i]) for i in rows)
-        stats: dict[str, float] = {}
-        seconds = {"reference": 0.0, "forward_backward": 0.0}
-        old: dict[int, torch.Tensor] = {}
-        references: dict[int, torch.Tensor] = {}
-        gaps = []
-        self.model.train()
-        for epoch in range(s.ppo_epochs):
-            for b, batch in enumerate(batches):
-                tensors = {k: v.to(self.device) for k, v in rlft.pad_rows(
-                    [prompts[i] for i in batch], [completions[i] for i in batch],
-                    self.tokenizer.pad_token_id).items()}
-                if epoch == 0:
-                    started = time.perf_counter()
-                    references[b] = rlft.reference_logprobs(self.model, **tensors) if s.beta else None
-                    seconds["reference"] += time.perf_counter() - started
-                started = time.perf_counter()
-                scored = rlft.completion_logprobs(self.model, **tensors, entropies=True)
-                if epoch == 0:
-                    old[b] = scored.logprobs.detach()
-                    recorded = torch.tensor([float(ordered["completion_logprob"][i]) for i in batch])
-                    gaps.append((old[b].sum(dim=1).cpu() - recorded).abs())
-                reference = references[b] if references[b] is not None else old[b]
-                loss, batch_stats = rlft.ppo_loss(
-                    scored.logprobs, old[b], reference,
-                    torch.tensor(per_row[batch], dtype=scored.logprobs.dtype, device=self.device),
-                    tensors["completion_mask"], epsilon=s.epsilon, beta=s.beta, entropies=scored.entropies,
-                    tokens=tokens)
-                loss.backward()
-                seconds["forward_backward"] += time.perf_counter() - started
-                if epoch == s.ppo_epochs - 1:  # the last epoch's statistics: token means over the batch
-                    for name, value in {"loss": loss.item(), **batch_stats}.items():
-                        stats[name] = stats.get(name, 0.0) + value
-            params = [p for p in self.model.parameters() if p.requires_grad]
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm))
-            self.optimizer.step()
-            self.optimizer.zero_grad(set_to_none=True)
-        gap = torch.cat(gaps).nan_to_num(nan=0.0)
-        return {**stats, "grad_norm": grad_norm, "decisions": len(rows), "completion_tokens": tokens,
-                "rollout_logprob_gap": float(gap.max()) if len(gap) else math.nan,
-                **{f"{name}_seconds": value for name, value in seconds.items()}}
-
-
-def summary(episodes: pd.DataFrame, arrays: dict[str, np.ndarray], returns: np.ndarray) -> dict[str, float]:
-    """An update's rollout in the training log: return, regret, coverage, invalid-action rate."""
-    return {"mean_return": float(returns[:, 0].mean()), "reward_mean": float(arrays["reward"].mean()),
-            "regret": float(episodes["regret"].mean()), "coverage": float(episodes["coverage"].mean()),
-            "invalid_rate": float(1 - arrays["valid"].mean())}
-
-
-def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: bool = True) -> pd.DataFrame:
-    """Run (or resume) ``settings`` in the directory ``out``; return its training log (one row per
-    update). ``stop_after``: stop once that update is saved, as a killed run would."""
-    from tqdm.auto import tqdm
-
-    settings.check()
-    run = RunDir(out)
-    run.claim(settings.config())
-    done = run.rewind()
-    last = min(settings.updates, stop_after or settings.updates)
-    if done >= last:
-        return run.log()
-    trainer = Trainer(settings, run)
-    if done:
-        trainer.restore(done)
-    bar = tqdm(total=settings.updates, initial=done, desc=f"RLFT {settings.model}", unit="update",
-               disable=not progress)
-    for update in range(done + 1, last + 1):
-        started = time.perf_counter()
-        generating = trainer.adapter_hash()
-        episodes, steps = trainer.rollout(update)
-        rollout_seconds = time.perf_counter() - started
-        advantages, returns, arrays = advantages_of(steps, settings)
-        episodes = episodes.assign(adapter_hash=generating)
-        run.save_rollouts(update, episodes, steps.assign(update=update, adapter_hash=generating))
-        stats = trainer.update(steps, advantages)
-        row = {"step": update, "model": settings.model, "bonus": settings.bonus, "seed": settings.seed,
-               "profile": settings.profile, "rollout_adapter_hash": generating, **summary(episodes, arrays, returns),
-               **stats, "adapter_hash": trainer.adapter_hash(), "rollout_seconds": rollout_seconds,
-               "seconds": time.perf_counter() - started,
-               "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
-        run.append_log(row)
-        trainer.save(update)
-        bar.set_postfix(invalid=f"{row['invalid_rate']:.2f}", regret=f"{row['regret']:.2f}", s=f"{row['seconds']:.0f}")
-        bar.update(1)
-    bar.close()
-    return run.log()
-
-
 # -- after training -------------------------------------------------------------------------------
 
 
@@ -405,7 +191,7 @@ def evaluate_adapters(out, adapters: dict, instances: int, rollouts_dir=None, pr
     from paperlib.bandits.runner import run_bandit
     from paperlib.data import RolloutStore
 
-    s, run = run_settings(out), RunDir(out)
+    s, run = RLFTSettings.of_run(out), RunDir(out)
     directory = Path(rollouts_dir) if rollouts_dir is not None else run.path / "evaluation"
     played_episodes, played_steps = [], []
     pending = {}
@@ -461,7 +247,7 @@ def frequency_bias_after(out, adapters: dict, profile, directory) -> dict[str, p
         return experiments.stored_frequency_bias(labelled, directory)
     except FileNotFoundError:
         pass
-    s = run_settings(out)
+    s = RLFTSettings.of_run(out)
     results = {}
     for label, _, model, tokenizer, _ in each_adapter(RunDir(out), s.model, adapters):
         backend = HFBackend(s.model, lm=model, tokenizer=tokenizer)
