@@ -1,11 +1,14 @@
 """``paperlib train grpo ...``: GRPO on the dining philosophers (paper A's recipe);
-``paperlib train rlft ...``: RLFT on the bandits (paper B's). Both resume when rerun.
+``paperlib train rlft ...``: RLFT on the bandits, ``paperlib train rlft-tictactoe ...`` on
+tic-tac-toe (paper B's). All resume when rerun.
 
 Every refusal (zero steps, a group of one, an unknown model, reward or profile, an output
 directory holding another run) is one line, before any model loads.
 """
 
 from __future__ import annotations
+
+import argparse
 
 from paperlib.argtypes import int_at_least, nonnegative_int, positive_float, positive_int
 
@@ -50,6 +53,27 @@ def add_commands(groups) -> None:
     rlft.add_argument("--learning-rate", type=positive_float, help="default: the profile's")
     rlft.set_defaults(func=rlft_command)
 
+    from paperlib.training.rlft_tictactoe import OPPONENTS
+    from paperlib.training.rlft_tictactoe import PRESETS as TICTACTOE_PRESETS
+
+    ttt = commands.add_parser("rlft-tictactoe", help="RLFT with a value head and GAE, LoRA, on tic-tac-toe against a "
+                                                     "scripted opponent (paper B); rerun to resume")
+    ttt.add_argument("--model", help="a local model (registered name or hub id); default: the profile's")
+    ttt.add_argument("--profile", choices=tuple(TICTACTOE_PRESETS), default="cpu",
+                     help="sizes: smoke (SmolLM2, two tiny updates), cpu (Qwen2.5-Coder-0.5B without CoT), "
+                          "paper (Gemma2 2B with CoT, on a GPU)")
+    ttt.add_argument("--out", required=True, help="the run's directory: adapters per update, training log, rollouts")
+    ttt.add_argument("--opponent", choices=OPPONENTS, help="default: the profile's (random)")
+    ttt.add_argument("--cot", action=argparse.BooleanOptionalAction, default=None,
+                     help="think before the move; default: the profile's")
+    ttt.add_argument("--no-legal-actions", dest="legal_in_prompt", action="store_false", default=None,
+                     help="prompts do not list the legal moves")
+    ttt.add_argument("--seed", type=nonnegative_int, default=0, help="the run's seed (LoRA init, games, sampling)")
+    ttt.add_argument("--updates", type=positive_int, help="updates (optimiser steps); default: the profile's")
+    ttt.add_argument("--games", type=positive_int, help="games per update; default: the profile's (16)")
+    ttt.add_argument("--learning-rate", type=positive_float, help="default: the profile's")
+    ttt.set_defaults(func=rlft_tictactoe_command)
+
 
 def grpo_command(args) -> int:
     from paperlib.training.grpo import settings_for, train
@@ -78,4 +102,19 @@ def rlft_command(args) -> int:
           f"{int(final['step'])} updates; training invalid-action rate {first['invalid_rate']:.2f} -> "
           f"{final['invalid_rate']:.2f}, regret {first['regret']:.2f} -> {final['regret']:.2f}, coverage "
           f"{first['coverage']:.2f} -> {final['coverage']:.2f} (training instances) -> {args.out}")
+    return 0
+
+
+def rlft_tictactoe_command(args) -> int:
+    from paperlib.training.rlft_loop import train
+    from paperlib.training.rlft_tictactoe import settings_for
+
+    settings = settings_for(args.profile, model=args.model, opponent=args.opponent, cot=args.cot,
+                            legal_in_prompt=args.legal_in_prompt, seed=args.seed, updates=args.updates,
+                            games=args.games, learning_rate=args.learning_rate)
+    log = train(settings, args.out, postfix=("invalid_rate", "mean_return"))
+    first, final = log.sort_values("step").iloc[[0, -1]].to_dict("records")
+    print(f"RLFT {settings.model} on tic-tac-toe against {settings.opponent}, seed {settings.seed}: "
+          f"{int(final['step'])} updates; training return {first['mean_return']:.2f} -> {final['mean_return']:.2f}, "
+          f"invalid-move rate {first['invalid_rate']:.2f} -> {final['invalid_rate']:.2f} (training games) -> {args.out}")
     return 0

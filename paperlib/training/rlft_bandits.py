@@ -36,6 +36,7 @@ from paperlib.training.analysis import ALPHA
 from paperlib.training.checkpoints import RunDir, each_adapter
 from paperlib.training.rlft_loop import SOURCES as loop_sources
 from paperlib.training.rlft_loop import RLFTBase, settings_rows
+from paperlib.training.rlft_loop import before_after as loop_before_after
 
 POOL_SEEDS = 2_000_000  # the training pool: instances POOL_SEEDS .. POOL_SEEDS + pool - 1, every run's
 HELD_OUT_SEEDS = 3_000_000  # held-out evaluation instances, disjoint from every pool
@@ -275,25 +276,10 @@ METRICS = ("regret", "coverage", "invalid_share")
 
 
 def before_after(episodes: pd.DataFrame, metrics=METRICS, base: str = "base") -> pd.DataFrame:
-    """One row per adapter x metric on held-out episodes: mean and 95% CI, and against ``base``:
-    Welch's p and Hedges' g with its interval (both sides on the same instances)."""
-    from paperlib.stats import hedges_g_ci, mean_ci, welch
-
-    episodes = episodes.assign(invalid_share=episodes["invalid_steps"] / episodes["horizon"])
-    control = episodes[episodes["adapter"] == base]
-    rows = []
-    for (label, update), group in episodes.groupby(["adapter", "update"], sort=False):
-        if label != base and sorted(group["seed"]) != sorted(control["seed"]):
-            raise ValueError(f"{label!r} was not played on the base model's held-out instances")
-        for metric in metrics:
-            mean, low, high = mean_ci(group[metric])
-            row = {"adapter": label, "update": int(update), "model": group["model"].iloc[0], "metric": metric,
-                   "mean": mean, "ci_low": low, "ci_high": high, "n": len(group)}
-            if label != base:
-                _, row["p"] = welch(group[metric], control[metric])
-                row["g"], row["g_low"], row["g_high"] = hedges_g_ci(group[metric], control[metric])
-            rows.append(row)
-    return pd.DataFrame(rows)
+    """One row per adapter x metric on held-out bandits (``rlft_loop.before_after``), the
+    invalid-action share being invalid steps over the horizon."""
+    return loop_before_after(episodes.assign(invalid_share=episodes["invalid_steps"] / episodes["horizon"]), metrics,
+                             base)
 
 
 def _change(row) -> str:

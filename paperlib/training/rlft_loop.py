@@ -338,3 +338,30 @@ def train(settings: RLFTBase, out, stop_after: int | None = None, progress: bool
         bar.update(1)
     bar.close()
     return run.log()
+
+
+def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=()) -> pd.DataFrame:
+    """One row per adapter x ``within`` cell x metric of held-out episodes: the mean and its 95%
+    t interval, and against ``base`` in the same cell, Welch's p and Hedges' g with its
+    interval. Every adapter must have played the base model's seeds in that cell."""
+    from paperlib.stats import hedges_g_ci, mean_ci, welch
+
+    keys = [*within, "adapter", "update"]
+    rows = []
+    for key, group in episodes.groupby(keys, sort=False):
+        cell = dict(zip(keys, key))
+        control = episodes[(episodes["adapter"] == base)
+                           & np.logical_and.reduce([episodes[k] == cell[k] for k in within] or [True])]
+        label = cell["adapter"]
+        if label != base and sorted(group["seed"]) != sorted(control["seed"]):
+            where = "".join(f" {k} {cell[k]}" for k in within)
+            raise ValueError(f"{label!r} was not played on the base model's held-out seeds{where and ' in' + where}")
+        for metric in metrics:
+            mean, low, high = mean_ci(group[metric])
+            row = {**cell, "update": int(cell["update"]), "model": group["model"].iloc[0], "metric": metric,
+                   "mean": mean, "ci_low": low, "ci_high": high, "n": len(group)}
+            if label != base:
+                _, row["p"] = welch(group[metric], control[metric])
+                row["g"], row["g_low"], row["g_high"] = hedges_g_ci(group[metric], control[metric])
+            rows.append(row)
+    return pd.DataFrame(rows)

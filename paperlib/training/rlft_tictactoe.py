@@ -1,0 +1,260 @@
+"""RLFT on tic-tac-toe (paper B, Sec. 4.5 and Fig. 9): the bandits' loop with a value head and GAE.
+
+Paper B fine-tunes Gemma2 against a scripted opponent with the same clipped objective and KL
+penalty as on the bandits, the game's return (+1 / 0 / -1) as the reward, -5 for an output
+with no legal move, and, for this game, a value head on the LLM with GAE as the baseline.
+The loop is :mod:`paperlib.training.rlft_loop`'s; this module is the game's part:
+
+- Rollout: update u of a run with seed s plays ``games`` games (seeds
+  ``TRAIN_SEEDS + s * TRAIN_STRIDE + (u - 1) * games`` onwards, disjoint from every held-out
+  game) with :class:`~paperlib.tictactoe.llm.LLMAgent`, the agent of ``paperlib tictactoe run``,
+  against ``opponent``, at the training temperature.
+- Advantages: each move's reward is the game's return on its last move (0 before), plus
+  ``penalty`` for an invalid move (:func:`~paperlib.training.rlft.shaped_rewards`; the return
+  is already on a unit scale, ``TICTACTOE_REWARD_MOMENTS``); the value head's V of each
+  move's prompt; GAE (gamma 1, lambda 0.95), standardised; the value targets are the GAE
+  returns (:func:`~paperlib.training.rlft.gae_advantages`).
+- After training, :func:`evaluate` plays held-out games (seeds ``HELD_OUT_SEEDS`` onwards)
+  of the base model and each saved adapter in every evaluation cell (opponent, legal moves
+  in the prompt or not, CoT and thinking budget), at the evaluation temperature (the
+  paper's 0), resumably; :func:`returns_table` gives each cell's mean return with its
+  interval and the test against the base model.
+
+The paper tunes every weight (LoRA was insufficient for it); ours is a LoRA adapter and the
+notebook says so. Open choices are settings with their sources (:data:`SOURCES`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from paperlib.training.checkpoints import RunDir, each_adapter
+from paperlib.training.rlft_constants import GAE_GAMMA, GAE_LAMBDA, TICTACTOE_REWARD_MOMENTS
+from paperlib.training.rlft_loop import SOURCES as loop_sources
+from paperlib.training.rlft_loop import RLFTBase, before_after, settings_rows
+
+HELD_OUT_SEEDS = 5_000_000  # held-out games: HELD_OUT_SEEDS + g, the same for every adapter and cell
+TRAIN_SEEDS = 10_000_000  # training games, above every held-out seed
+TRAIN_STRIDE = 1_000_000  # training games per run seed at most
+MOVES = 5  # the agent moves first: at most five moves a game
+OPPONENTS = ("random", "mcts", "noisy_mcts")  # tictactoe.opponents.PLAYERS, without loading open_spiel
+
+
+@dataclass(frozen=True)
+class TicTacToeSettings(RLFTBase):
+    """One RLFT run on tic-tac-toe: the shared settings (:class:`RLFTBase`) and the game's."""
+
+    opponent: str = "random"
+    games: int = 16
+    cot: bool = True
+    legal_in_prompt: bool = True
+
+    value_head = True
+
+    @property
+    def batch_size(self) -> int:
+        return self.games
+
+    def game_seed(self, update: int) -> int:
+        """The seed of update ``update``'s first game (its games have the next ``games`` seeds)."""
+        return TRAIN_SEEDS + self.seed * TRAIN_STRIDE + (update - 1) * self.games
+
+    def check(self) -> "TicTacToeSettings":
+        super().check()
+        if self.opponent not in OPPONENTS:
+            raise ValueError(f"unknown opponent {self.opponent!r}; choose one of {', '.join(OPPONENTS)}")
+        if self.games < 1:
+            raise ValueError(f"games must be at least 1, got {self.games}")
+        if self.updates * self.games > TRAIN_STRIDE:
+            raise ValueError(f"{self.updates} updates of {self.games} games exceed the {TRAIN_STRIDE} training games "
+                             "a run seed has")
+        return self
+
+    def rollout(self, trainer, update: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        from paperlib.tictactoe.llm import LLMAgent
+        from paperlib.tictactoe.runner import run_games
+
+        agent = LLMAgent(trainer.backend, cot=self.cot, decision="free", temperature=self.temperature,
+                         max_new_tokens=self.max_new_tokens, seed=self.sampling_seed(update))
+        trainer.model.eval()
+        return run_games(agent, self.opponent, self.games, self.game_seed(update), self.legal_in_prompt,
+                         labels={"update": update})
+
+    def advantages(self, steps: pd.DataFrame, trainer) -> tuple[np.ndarray, np.ndarray, dict]:
+        values = trainer.values(steps)
+        advantages, targets, arrays = advantages_of(steps, values, self)
+        mask = arrays["mask"]
+        returns = arrays["reward"].sum(axis=1)
+        return advantages[mask], targets[mask], {
+            "mean_return": float(returns.mean()), "wins": float((returns > 0).mean()),
+            "losses": float((returns < 0).mean()), "invalid_rate": float(1 - arrays["valid"][mask].mean()),
+            "value_mean": float(values.mean())}
+
+
+def step_arrays(steps: pd.DataFrame, values: np.ndarray) -> dict[str, np.ndarray]:
+    """Step rows in (episode, turn) order and their values as (games x MOVES) arrays: reward,
+    valid, value and the mask of moves that exist."""
+    games = steps["episode"].to_numpy()
+    index = np.unique(games, return_inverse=True)[1]
+    column = steps["turn"].to_numpy() - 1
+    arrays = {"mask": np.zeros((index.max() + 1, MOVES), dtype=bool)}
+    arrays["mask"][index, column] = True
+    for name, data in (("reward", steps["reward"].to_numpy(float)), ("valid", steps["valid"].to_numpy(bool)),
+                       ("value", np.asarray(values, dtype=float))):
+        arrays[name] = np.zeros(arrays["mask"].shape, dtype=data.dtype)
+        arrays[name][index, column] = data
+    return arrays
+
+
+def advantages_of(steps: pd.DataFrame, values: np.ndarray, settings: TicTacToeSettings
+                  ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """(advantage, value target, the arrays), games x moves: GAE on the shaped rewards."""
+    from paperlib.training import rlft
+
+    arrays = step_arrays(steps, values)
+    mean, scale = TICTACTOE_REWARD_MOMENTS
+    shaped = rlft.shaped_rewards(arrays["reward"], arrays["valid"], arrays["mask"], mean=mean, scale=scale,
+                                 penalty=settings.penalty)
+    advantages, targets = rlft.gae_advantages(shaped, arrays["value"], arrays["mask"])
+    return advantages, targets, arrays
+
+
+SOURCES = {
+    "updates": "ours: the budget of this profile (the paper does not give tic-tac-toe's)",
+    "max_new_tokens": "paper (256 with CoT, 16 without)",
+    "opponent": "ours: the paper trains against its opponents and reports after RLFT against random and MCTS; "
+                "one run trains against one",
+    "games": "ours: the bandits' 16 episodes per rollout (the paper gives no tic-tac-toe batch)",
+    "cot": "paper (RLFT on the model's chain of thought; without it is its ablation)",
+    "legal_in_prompt": "paper (legal actions listed by default)",
+    "reward": "paper (+1 / 0 / -1, the game's return on its last move; -5 for an invalid move)",
+    "baseline": "paper (a value head with GAE)",
+    "gae": "ours: gamma and lambda (paperlib.training.rlft_constants)",
+    "value_head": "ours: linear on the last hidden state at the prompt's last token, zero-initialised, "
+                  "trained with the adapter (a shared trunk)",
+}
+
+
+def settings_table(settings: TicTacToeSettings) -> pd.DataFrame:
+    """Every setting with its value and source: notebook 16's table."""
+    from paperlib.training.rlft_constants import VALUE_COEF
+
+    rows = settings_rows(settings, SOURCES)
+    derived = {"reward": f"+1 / 0 / -1, {settings.penalty:g} if invalid", "baseline": "value head, GAE",
+               "gae": f"gamma {GAE_GAMMA:g}, lambda {GAE_LAMBDA:g}", "value_head": f"value loss weight {VALUE_COEF:g}",
+               "kl_estimator": "k3"}
+    rows += [{"setting": name, "value": value, "source": {**loop_sources, **SOURCES}[name]}
+             for name, value in derived.items()]
+    return pd.DataFrame(rows)
+
+
+# Per-profile presets [ours]. cpu: Qwen2.5-Coder-0.5B without CoT (16 tokens), the model that
+# writes ACTION= itself, against random play: the budget is updates x games x (at most 5) moves.
+PRESETS = {
+    "smoke": TicTacToeSettings(model="smollm2-135m", profile="smoke", updates=2, games=2, cot=False,
+                               max_new_tokens=4),
+    "cpu": TicTacToeSettings(model="qwen2.5-coder-0.5b", profile="cpu", updates=12, games=16, cot=False,
+                             max_new_tokens=16, micro_batch=20),
+    "paper": TicTacToeSettings(model="gemma2-2b", profile="paper", updates=2_000, micro_batch=16),
+}
+
+
+def settings_for(profile: str, **overrides) -> TicTacToeSettings:
+    """The profile's preset with ``overrides`` (None values ignored), checked."""
+    if profile not in PRESETS:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PRESETS)}")
+    return replace(PRESETS[profile], **{k: v for k, v in overrides.items() if v is not None}).check()
+
+
+# -- after training -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One evaluation condition: the opponent, whether the prompt lists the legal moves, CoT and
+    the thinking budget (None: the run's)."""
+
+    opponent: str
+    legal_in_prompt: bool = True
+    cot: bool | None = None
+    max_new_tokens: int | None = None
+
+    def name(self, settings: TicTacToeSettings) -> str:
+        cot = settings.cot if self.cot is None else self.cot
+        tokens = self.max_new_tokens or settings.max_new_tokens
+        return f"{self.opponent}/{'legal' if self.legal_in_prompt else 'no_legal'}/{'cot' if cot else 'no_cot'}/{tokens}"
+
+
+def evaluate(out, adapters: dict, cells: list[Cell], games: int, rollouts_dir=None, progress: bool = True
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Held-out games under each of ``adapters`` (label -> a saved update, or None for the base
+    model) in each of ``cells``: ``games`` games with seeds ``HELD_OUT_SEEDS + g``, the same for
+    every adapter and cell, at the run's evaluation temperature. One store per label and cell
+    under ``rollouts_dir`` (default: the run's ``evaluation/``); a rerun plays only what is
+    missing, and loads no model when nothing is. Rows carry ``adapter``, ``update`` (0: base),
+    ``adapter_hash``, ``cell`` and the cell's settings."""
+    from paperlib.backends.hf import HFBackend
+    from paperlib.data import RolloutStore
+    from paperlib.tictactoe.llm import LLMAgent
+    from paperlib.tictactoe.runner import run_games
+
+    s, run = TicTacToeSettings.of_run(out), RunDir(out)
+    directory = Path(rollouts_dir) if rollouts_dir is not None else run.path / "evaluation"
+    played_episodes, played_steps, pending = [], [], {}
+    for label in adapters:
+        for cell in cells:
+            store = RolloutStore(directory / label / cell.name(s))
+            held = store.episodes()
+            if len(held) == games:
+                played_episodes.append(held)
+                played_steps.append(store.steps())
+            elif len(held):
+                raise ValueError(f"{store.path} holds {len(held)} held-out games, not {games}: delete it to play "
+                                 "them again")
+            else:
+                pending.setdefault(label, []).append(cell)
+    todo = {label: adapters[label] for label in pending}
+    for label, update, model, tokenizer, hashed in (each_adapter(run, s.model, todo) if todo else ()):
+        backend = HFBackend(s.model, lm=model, tokenizer=tokenizer, max_batch=games)
+        for cell in pending[label]:
+            agent = LLMAgent(backend, cot=s.cot if cell.cot is None else cell.cot, decision="free",
+                             temperature=s.eval_temperature, max_new_tokens=cell.max_new_tokens or s.max_new_tokens,
+                             seed=s.seed)
+            labels = {"adapter": label, "update": update, "adapter_hash": hashed, "cell": cell.name(s)}
+            episodes, steps = run_games(agent, cell.opponent, games, HELD_OUT_SEEDS, cell.legal_in_prompt,
+                                        labels=labels)
+            steps = steps.assign(adapter=label, cell=cell.name(s))
+            RolloutStore(directory / label / cell.name(s)).append(episodes, steps)
+            played_episodes.append(episodes)
+            played_steps.append(steps)
+            if progress:
+                print(f"{label} against {cell.name(s)}: mean return {episodes['return'].mean():.2f} "
+                      f"over {games} games")
+    return pd.concat(played_episodes, ignore_index=True), pd.concat(played_steps, ignore_index=True)
+
+
+def references(settings: TicTacToeSettings, cells: list[Cell], games: int, agents=OPPONENTS) -> pd.DataFrame:
+    """The scripted players in the agent's seat on the held-out games of each cell's opponent,
+    played once per opponent and labelled like an adapter's rows in every cell with that
+    opponent (``adapter`` = the player; prompts mean nothing to it)."""
+    from paperlib.tictactoe.agents import make_agent
+    from paperlib.tictactoe.runner import run_games
+
+    played = {(name, opponent): run_games(make_agent(name), opponent, games, HELD_OUT_SEEDS)[0]
+              for name in agents for opponent in sorted({c.opponent for c in cells}, key=OPPONENTS.index)}
+    return pd.concat([played[name, cell.opponent].assign(adapter=name, update=0, adapter_hash="", cell=cell.name(settings))
+                      for name in agents for cell in cells], ignore_index=True)
+
+METRICS = ("return", "invalid_share")
+
+
+def returns_table(episodes: pd.DataFrame, base: str = "base") -> pd.DataFrame:
+    """One row per adapter x cell x metric (the game's return; the share of the agent's moves
+    that were invalid): mean and 95% CI, and against the base model in the same cell, Welch's p
+    and Hedges' g with its interval (both on the same games)."""
+    episodes = episodes.assign(invalid_share=episodes["invalid_moves"] / episodes["moves"])
+    return before_after(episodes, METRICS, base, within=("cell",))

@@ -1,0 +1,161 @@
+"""RLFT on tic-tac-toe: settings and refusals, GAE on hand-worked games, the returns table, and a
+smoke run of the real loop (SmolLM2, a value head, two updates) with its held-out evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paperlib import cli
+from paperlib.training import rlft_loop
+from paperlib.training.checkpoints import RunDir, file_hash
+from paperlib.training.rlft_loop import train
+from paperlib.training.rlft_tictactoe import (HELD_OUT_SEEDS, TRAIN_SEEDS, Cell, TicTacToeSettings, advantages_of,
+                                              evaluate, references, returns_table, settings_for, settings_table)
+
+
+# -- settings --------------------------------------------------------------------------------
+def test_presets_and_the_settings_table():
+    cpu = settings_for("cpu")
+    assert (cpu.model, cpu.cot, cpu.max_new_tokens, cpu.opponent, cpu.legal_in_prompt) == (
+        "qwen2.5-coder-0.5b", False, 16, "random", True)
+    assert TicTacToeSettings.value_head and settings_for("paper").cot
+    table = settings_table(cpu).set_index("setting")
+    assert table.loc["penalty", "value"] == "-5.0" and table.loc["penalty", "source"].startswith("paper")
+    assert table.loc["gae", "value"] == "gamma 1, lambda 0.95" and table.loc["baseline", "source"].startswith("paper")
+    assert (table["source"] != "run").sum() >= len(table) - 3  # every setting but model, seed, profile has a source
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"opponent": "minimax"}, "unknown opponent 'minimax'"),
+    ({"games": 0}, "games must be at least 1"),
+    ({"updates": 100_000, "games": 16}, "exceed the 1000000 training games"),
+    ({"model": "gpt-5.4"}, "gateway model"),
+    ({"temperature": 0.0}, "training temperature must be positive"),
+])
+def test_bad_settings_are_refused_in_one_line(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        settings_for("smoke", **overrides)
+
+
+def test_training_games_never_meet_the_held_out_ones():
+    s = settings_for("cpu", seed=3)
+    first, last = s.game_seed(1), s.game_seed(s.updates) + s.games - 1
+    assert TRAIN_SEEDS <= first < last and first > HELD_OUT_SEEDS + 1_000_000
+    assert settings_for("cpu", seed=4).game_seed(1) > last  # run seeds draw disjoint games
+
+
+def test_the_cli_refuses_bad_runs_before_any_model_loads(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["train", "rlft-tictactoe", "--profile", "smoke", "--out", str(tmp_path), "--opponent", "minimax"])
+    assert "invalid choice: 'minimax'" in capsys.readouterr().err
+
+
+# -- advantages ------------------------------------------------------------------------------
+def test_gae_on_two_hand_worked_games():
+    # game 0: three moves, the second invalid, won; game 1: one move, lost
+    steps = pd.DataFrame({"episode": [0, 0, 0, 1], "turn": [1, 2, 3, 1], "reward": [0.0, 0.0, 1.0, -1.0],
+                          "valid": [True, False, True, True]})
+    values = np.array([0.5, 0.2, 0.8, 0.1])
+    advantages, targets, arrays = advantages_of(steps, values, settings_for("smoke"))
+    # shaped rewards 0, -5, +1 and -1; gamma 1, lambda 0.95
+    a3 = 1 - 0.8
+    a2 = -5 + 0.8 - 0.2 + 0.95 * a3
+    a1 = 0 + 0.2 - 0.5 + 0.95 * a2
+    b1 = -1 - 0.1
+    raw = np.array([a1, a2, a3, b1])
+    mask = arrays["mask"]
+    assert mask.tolist() == [[True, True, True, False, False], [True, False, False, False, False]]
+    np.testing.assert_allclose(targets[mask], raw + values)
+    np.testing.assert_allclose(advantages[mask], (raw - raw.mean()) / raw.std(), rtol=1e-6)
+    assert (advantages[~mask] == 0).all() and (targets[~mask] == 0).all()
+
+
+def test_the_settings_advantages_read_the_trainers_values_in_row_order():
+    steps = pd.DataFrame({"episode": [0, 0, 1], "turn": [1, 2, 1], "reward": [0.0, 1.0, 0.0],
+                          "valid": [True, True, False]})
+
+    class Values:  # the one method of the trainer the advantages read; the real one runs in the smoke run
+        def values(self, rows):
+            return np.array([0.0, 0.5, 0.0])
+
+    advantages, targets, stats = settings_for("smoke").advantages(steps, Values())
+    assert targets.tolist() == pytest.approx([0.5 + 0.95 * 0.5, 1.0, -5.0])  # lambda 0.95 (A + V)
+    assert advantages[2] < advantages[1] < advantages[0]
+    assert stats == pytest.approx({"mean_return": 0.5, "wins": 0.5, "losses": 0.0, "invalid_rate": 1 / 3,
+                                   "value_mean": 1 / 6})
+
+
+def test_the_returns_table_tests_each_adapter_against_the_base_model_in_its_cell():
+    games = pd.DataFrame({"adapter": ["base"] * 4 + ["last"] * 4 + ["base"] * 2 + ["last"] * 2,
+                          "update": [0] * 4 + [3] * 4 + [0] * 2 + [3] * 2,
+                          "cell": ["random/legal/no_cot/16"] * 8 + ["mcts/legal/no_cot/16"] * 4,
+                          "return": [-1.0, 0, -1, 0, 1, 1, 0, 1, -1, -1, -1, -1],
+                          "invalid_moves": [2, 1, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0], "moves": 4,
+                          "seed": [5, 6, 7, 8] * 2 + [5, 6] * 2, "model": "m"})
+    table = returns_table(games).set_index(["cell", "adapter", "metric"])
+    row = table.loc[("random/legal/no_cot/16", "last", "return")]
+    assert row["mean"] == 0.75 and row["g"] > 0 and row["p"] < 0.05
+    assert table.loc[("random/legal/no_cot/16", "base", "invalid_share"), "mean"] == 0.25
+    assert np.isnan(table.loc[("mcts/legal/no_cot/16", "last", "return"), "p"])  # no variation on either side
+    with pytest.raises(ValueError, match="not played on the base model's held-out seeds in cell mcts"):
+        returns_table(games.assign(seed=[5, 6, 7, 8] * 2 + [5, 6, 1, 2]))
+
+
+# -- on SmolLM2 ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rlft_tictactoe")
+    settings = settings_for("smoke")
+    return settings, RunDir(out), train(settings, out, progress=False)
+
+
+@pytest.mark.slow
+def test_a_smoke_run_trains_the_adapter_and_the_value_head(smoke_run):
+    import torch
+
+    settings, run, log = smoke_run
+    assert list(log["step"]) == [1, 2] and run.steps_saved() == [1, 2]
+    head = torch.load(run.checkpoint(2) / rlft_loop.VALUE_HEAD_FILE, weights_only=True)
+    assert head["linear.weight"].abs().max() > 0  # zero-initialised, then fitted to the GAE targets
+    steps, games = run.rollouts("steps"), run.rollouts("episodes")
+    for update, rows in games.groupby("update"):
+        row = log[log["step"] == update].iloc[0]
+        assert sorted(rows["seed"]) == list(range(settings.game_seed(update), settings.game_seed(update) + 2))
+        assert row["mean_return"] == pytest.approx(rows["return"].mean())
+        assert row["invalid_rate"] == pytest.approx(1 - steps[steps["update"] == update]["valid"].mean())
+    assert log.loc[log["step"] == 1, "value_mean"].item() == 0.0  # the untrained head says 0 everywhere
+    assert np.isfinite(log[["loss", "kl", "grad_norm", "value_loss", "seconds"]].to_numpy()).all()
+    by_update = log.set_index("step")
+    assert by_update.loc[2, "rollout_adapter_hash"] == by_update.loc[1, "adapter_hash"] == file_hash(run.checkpoint(1))
+    assert (log["rollout_logprob_gap"] < 1e-3).all()
+
+
+@pytest.mark.slow
+def test_a_stopped_run_resumes_to_the_same_log(smoke_run, tmp_path):
+    settings, _, uninterrupted = smoke_run
+    assert list(train(settings, tmp_path, stop_after=1, progress=False)["step"]) == [1]
+    resumed = train(settings, tmp_path, progress=False)
+    timing = [c for c in resumed if c.endswith("seconds")] + ["peak_rss_gb"]
+    pd.testing.assert_frame_equal(resumed.drop(columns=timing), uninterrupted.drop(columns=timing))
+
+
+@pytest.mark.slow
+def test_held_out_games_of_each_adapter_in_each_cell_resume(smoke_run, tmp_path):
+    settings, run, _ = smoke_run
+    cells = [Cell("random"), Cell("random", legal_in_prompt=False, cot=True, max_new_tokens=8)]
+    games, steps = evaluate(run.path, {"base": None, "last": 2}, cells, games=2, rollouts_dir=tmp_path,
+                            progress=False)
+    assert sorted(games.groupby(["adapter", "cell"]).groups) == [
+        ("base", "random/legal/no_cot/4"), ("base", "random/no_legal/cot/8"),
+        ("last", "random/legal/no_cot/4"), ("last", "random/no_legal/cot/8")]
+    assert (games["seed"] < HELD_OUT_SEEDS + 2).all() and (games["seed"] >= HELD_OUT_SEEDS).all()
+    assert set(games.loc[games["cell"] == "random/no_legal/cot/8", "legal_in_prompt"]) == {False}
+    assert set(steps["cell"]) == set(games["cell"])
+    again, _ = evaluate(run.path, {"base": None, "last": 2}, cells, games=2, rollouts_dir=tmp_path, progress=False)
+    pd.testing.assert_frame_equal(again.sort_values(["adapter", "cell", "episode"], ignore_index=True),
+                                  games.sort_values(["adapter", "cell", "episode"], ignore_index=True),
+                                  check_like=True)
+    table = returns_table(pd.concat([games, references(settings, cells, 2)], ignore_index=True))
+    assert {"base", "last", "random", "mcts", "noisy_mcts"} == set(table["adapter"])
