@@ -349,3 +349,55 @@ def exploration_mechanisms(table):
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
+    """Paper B's Fig. 9 on held-out games: (a) each RLFT run's training return and invalid-move rate
+    per update; (b) the mean return (95% CI) against each opponent (``main_cells``: run -> its
+    cells with the run's prompt) of the base model, each adapter and the scripted players, with
+    paper B's Gemma2 2B before and after RLFT as crosses; (c) the return against random with CoT
+    at each thinking budget (``budget_cells``: budget -> cell)."""
+    import pandas as pd
+
+    fig, axes = plt.subplots(1, 4, figsize=(18, 3.8))
+    for ax, (column, title) in zip(axes[:2], (("mean_return", "training return"),
+                                             ("invalid_rate", "training invalid-move rate"))):
+        sns.lineplot(data=log, x="step", y=column, hue="run", marker="o", ms=3, ax=ax)
+        ax.set(title=title, xlabel="update", ylabel=column)
+        ax.legend(fontsize=7)
+    ax = axes[2]
+    main = pd.concat([table[(table["metric"] == "return") & (table["run"] == run) & table["cell"].isin(cells)]
+                      for run, cells in main_cells.items()])
+    main = main.assign(opponent=main["cell"].str.split("/").str[0],
+                       label=[a if a not in ("base", "RLFT") else f"{a} ({r})" for a, r in zip(main["adapter"], main["run"])])
+    opponents = list(dict.fromkeys(main["opponent"]))
+    labels = list(dict.fromkeys(main["label"]))
+    for i, label in enumerate(labels):
+        rows = main[main["label"] == label].drop_duplicates("opponent").set_index("opponent").reindex(opponents)
+        x = [j + 0.1 * (i - len(labels) / 2) for j in range(len(opponents))]
+        ax.errorbar(x, rows["mean"], yerr=[rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]],
+                    fmt="o", capsize=3, label=label)
+    paper = pd.to_numeric(reported.set_index("id")["value"], errors="coerce")
+    for j, opponent in enumerate(opponents):
+        for ids, marker in ((("B24", "B26"), "x"), (("B25", "B27"), "+")):
+            value = {"random": paper[ids[0]], "mcts": paper[ids[1]]}.get(opponent)
+            if value is not None:
+                ax.plot(j, value, marker=marker, color="black", ms=9, ls="none",
+                        label=f"paper 2B {'before' if marker == 'x' else 'after'} RLFT" if j == 0 else None)
+    ax.set_xticks(range(len(opponents)), opponents)
+    ax.set(title="held-out return (95% CI)", xlabel="opponent", ylabel="mean return", ylim=(-1.1, 1.1))
+    ax.legend(fontsize=6)
+    ax = axes[3]
+    budgets = table[(table["metric"] == "return") & table["cell"].isin(budget_cells.values())]
+    budgets = budgets[budgets["adapter"].isin(["base", "RLFT"])]
+    tokens = {cell: budget for budget, cell in budget_cells.items()}
+    budgets = budgets.assign(budget=budgets["cell"].map(tokens), label=budgets["adapter"] + " (" + budgets["run"] + ")")
+    for label, rows in budgets.groupby("label", sort=False):
+        rows = rows.sort_values("budget")
+        ax.errorbar(rows["budget"], rows["mean"], yerr=[rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]],
+                    fmt="o-", capsize=3, label=label)
+    ax.set_xscale("log", base=2)
+    ax.legend(fontsize=7)
+    ax.set(title="thinking budget, CoT, against random", xlabel="max new tokens", ylabel="mean return")
+    fig.tight_layout()
+    return fig

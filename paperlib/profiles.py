@@ -96,6 +96,11 @@ class Profile:
     lens_ns: tuple[int, ...] = (5, 10, 15)
     lens_episodes: int = 30
     lens_tokens: int = 256  # [ours] room for a sentence, the tag and the call
+    # -- paper B, notebook 16: tic-tac-toe (the recipe is paperlib.training.rlft_tictactoe.PRESETS[profile])
+    ttt_seed: int = 0  # the training runs' seed
+    ttt_cot_runs: tuple[bool, ...] = (True, False)  # an RLFT run with CoT and one without (the paper's ablation)
+    ttt_games: int = 100  # held-out games per adapter and cell [ours: the paper does not say]
+    ttt_budgets: tuple[int, ...] = (16, 64, 256, 512)  # thinking budgets with CoT at evaluation (the paper's Fig. 9c)
 
 
 PROFILES = {
@@ -116,7 +121,9 @@ PROFILES = {
                      grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3,
                      # -- paper B, notebooks 14 and 15
                      rlft_eval_instances=3, explore_models=("smollm2-135m",), explore_instances=2,
-                     explore_horizon=4, explore_cot=False, explore_tokens=4),
+                     explore_horizon=4, explore_cot=False, explore_tokens=4,
+                     # -- paper B, notebook 16
+                     ttt_cot_runs=(False,), ttt_games=2, ttt_budgets=(4,)),
     "cpu": Profile(name="cpu",
                    # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
                    gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
@@ -144,7 +151,10 @@ PROFILES = {
                    # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
                    # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
                    explore_models=("qwen2.5-coder-0.5b",), explore_instances=8, explore_cot=False,
-                   explore_tokens=None),
+                   explore_tokens=None,
+                   # -- paper B, notebook 16 [ours: time] one RLFT run, without CoT (16 tokens: Qwen writes
+                   # ACTION= itself), 30 held-out games per cell, thinking budgets up to 256 tokens
+                   ttt_cot_runs=(False,), ttt_games=30, ttt_budgets=(16, 64, 256)),
     "paper": Profile(name="paper"),
 }
 

@@ -311,3 +311,30 @@ def test_15_exploration_mechanisms(tmp_path):
     for row in table.itertuples():  # each mean is its run's episodes'
         assert row.regret == pytest.approx(stored[stored["run"] == row.run]["regret"].mean())
     assert (figures / "15_exploration_mechanisms.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_16_tictactoe(tmp_path):
+    """Notebook 16 trains the smoke recipe with a value head, plays the base model, the adapter and
+    the scripted players on the same held-out games in every cell, and writes its claims."""
+    from paperlib.claims import read_claims
+
+    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
+                  "runs_dir": str(tmp_path / "runs")}
+    (notebook,) = pipeline.notebooks(["16"])
+    _assert_no_checkout_path(pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters))
+    data, figures = tmp_path / "data", tmp_path / "figures"
+    log = pd.read_parquet(data / "16_rlft_log.parquet")
+    assert list(zip(log["run"], log["step"])) == [("no CoT", 1), ("no CoT", 2)] and log["value_loss"].notna().all()
+    games = pd.read_parquet(data / "16_held_out_games.parquet")
+    assert set(games["adapter"]) == {"base", "RLFT", "random", "mcts", "noisy_mcts"}
+    assert set(games["cell"]) == {"random/legal/no_cot/4", "mcts/legal/no_cot/4", "noisy_mcts/legal/no_cot/4",
+                                  "random/no_legal/no_cot/4", "random/legal/cot/4"}
+    assert games.groupby(["adapter", "cell"])["seed"].apply(sorted).map(tuple).nunique() == 1  # the same games
+    table = pd.read_parquet(data / "16_returns.parquet")
+    for row in table[table["metric"] == "return"].itertuples():  # each mean is its games'
+        cell = games[(games["adapter"] == row.adapter) & (games["cell"] == row.cell)]
+        assert row.mean == pytest.approx(cell["return"].mean())
+    claims = read_claims(data / "16_claims.parquet")
+    assert sorted(claims["reported"]) == ["B24", "B25", "B26", "B27", "B28"]
+    assert (figures / "16_tictactoe.png").stat().st_size > 10_000

@@ -35,7 +35,7 @@ from paperlib.bandits.prompts import STYLES
 from paperlib.training.analysis import ALPHA
 from paperlib.training.checkpoints import RunDir, each_adapter
 from paperlib.training.rlft_loop import SOURCES as loop_sources
-from paperlib.training.rlft_loop import RLFTBase, settings_rows
+from paperlib.training.rlft_loop import RLFTBase, change, settings_rows
 from paperlib.training.rlft_loop import before_after as loop_before_after
 
 POOL_SEEDS = 2_000_000  # the training pool: instances POOL_SEEDS .. POOL_SEEDS + pool - 1, every run's
@@ -282,11 +282,6 @@ def before_after(episodes: pd.DataFrame, metrics=METRICS, base: str = "base") ->
                              base)
 
 
-def _change(row) -> str:
-    if not row["p"] < ALPHA:
-        return f"no significant change (p = {row['p']:.2g})" if row["p"] == row["p"] else "no test: no variation"
-    return f"{'higher' if row['g'] > 0 else 'lower'}, p = {row['p']:.2g}, g = {row['g']:.2f}"
-
 
 def control_sentence(table: pd.DataFrame, adapter: str) -> str:
     """The positive control: did the -5 penalty lower the held-out invalid-action share?"""
@@ -296,7 +291,7 @@ def control_sentence(table: pd.DataFrame, adapter: str) -> str:
     return (f"Positive control: the held-out invalid-action share went from {base['mean']:.3f} "
             f"[{base['ci_low']:.3f}, {base['ci_high']:.3f}] (base model) to {trained['mean']:.3f} "
             f"[{trained['ci_low']:.3f}, {trained['ci_high']:.3f}] (`{adapter}`, {int(trained['n'])} instances; "
-            f"{_change(trained)}). " + (
+            f"{change(trained)}). " + (
                 "The trainer learns what the penalty asks for within this budget; regret and coverage below can be read."
                 if lowered else
                 "The trainer did not lower it significantly within this budget, so no claim about regret or coverage "
@@ -317,7 +312,7 @@ def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, settings: RLFTSet
         cells = []
         for metric in ("coverage", "regret"):
             base, trained = rows.loc[("base", metric)], rows.loc[(label, metric)]
-            cells.append(f"{metric} {base['mean']:.3f} → {trained['mean']:.3f} ({_change(trained)})")
+            cells.append(f"{metric} {base['mean']:.3f} → {trained['mean']:.3f} ({change(trained)})")
         lines.append(f"Ours ({s.model}, a rank-{s.lora_rank} LoRA adapter after {s.updates} updates, {what}; "
                      f"{s.arms} arms, {s.horizon} steps, {s.style.replace('_', ' ')}): " + "; ".join(cells) + ".")
     references = [f"{name} regret {rows.loc[(name, 'regret'), 'mean']:.3f}, coverage "

@@ -365,3 +365,13 @@ def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=())
                 row["g"], row["g_low"], row["g_high"] = hedges_g_ci(group[metric], control[metric])
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def change(row) -> str:
+    """A before/after row's change against the base model in words: its direction, p and g when
+    significant at :data:`~paperlib.training.analysis.ALPHA`."""
+    from paperlib.training.analysis import ALPHA
+
+    if not row["p"] < ALPHA:
+        return f"no significant change (p = {row['p']:.2g})" if row["p"] == row["p"] else "no test: no variation"
+    return f"{'higher' if row['g'] > 0 else 'lower'}, p = {row['p']:.2g}, g = {row['g']:.2f}"

@@ -35,7 +35,8 @@ import pandas as pd
 from paperlib.training.checkpoints import RunDir, each_adapter
 from paperlib.training.rlft_constants import GAE_GAMMA, GAE_LAMBDA, TICTACTOE_REWARD_MOMENTS
 from paperlib.training.rlft_loop import SOURCES as loop_sources
-from paperlib.training.rlft_loop import RLFTBase, before_after, settings_rows
+from paperlib.training.analysis import ALPHA
+from paperlib.training.rlft_loop import RLFTBase, before_after, change, settings_rows
 
 HELD_OUT_SEEDS = 5_000_000  # held-out games: HELD_OUT_SEEDS + g, the same for every adapter and cell
 TRAIN_SEEDS = 10_000_000  # training games, above every held-out seed
@@ -252,9 +253,114 @@ def references(settings: TicTacToeSettings, cells: list[Cell], games: int, agent
 METRICS = ("return", "invalid_share")
 
 
-def returns_table(episodes: pd.DataFrame, base: str = "base") -> pd.DataFrame:
-    """One row per adapter x cell x metric (the game's return; the share of the agent's moves
-    that were invalid): mean and 95% CI, and against the base model in the same cell, Welch's p
-    and Hedges' g with its interval (both on the same games)."""
+def returns_table(episodes: pd.DataFrame, base: str = "base", within=("cell",)) -> pd.DataFrame:
+    """One row per adapter x cell (x the other keys of ``within``) x metric (the game's return;
+    the share of the agent's moves that were invalid): mean and 95% CI, and against the base
+    model in the same cell, Welch's p and Hedges' g with its interval (on the same games)."""
     episodes = episodes.assign(invalid_share=episodes["invalid_moves"] / episodes["moves"])
-    return before_after(episodes, METRICS, base, within=("cell",))
+    return before_after(episodes, METRICS, base, within=within)
+
+
+def evaluation_cells(settings: TicTacToeSettings, budgets=()) -> list[Cell]:
+    """Notebook 16's cells for a run: every opponent with the run's prompt, random play without the
+    legal moves listed (the paper's Fig. 21), and random play with CoT at each thinking budget
+    (its Fig. 9c); a cell that two of these name is played once."""
+    cells = [Cell(opponent) for opponent in OPPONENTS]
+    cells += [Cell("random", legal_in_prompt=False)]
+    cells += [Cell("random", cot=True, max_new_tokens=budget) for budget in budgets]
+    return list({cell.name(settings): cell for cell in cells}.values())
+
+
+def _cell_row(table: pd.DataFrame, run: str, cell: str, adapter: str, metric: str = "return") -> pd.Series:
+    rows = table[(table["run"] == run) & (table["cell"] == cell) & (table["adapter"] == adapter)
+                 & (table["metric"] == metric)]
+    if len(rows) != 1:
+        raise ValueError(f"no single {metric} row of {adapter!r} in run {run!r}, cell {cell!r}")
+    return rows.iloc[0]
+
+
+def control_sentence(table: pd.DataFrame, runs: dict) -> str:
+    """The positive control of each run (``runs``: name -> settings): did the -5 penalty lower the
+    invalid-move share against its training opponent on held-out games?"""
+    lines = []
+    for run, settings in runs.items():
+        cell = Cell(settings.opponent).name(settings)
+        base, trained = (_cell_row(table, run, cell, label, "invalid_share") for label in ("base", "RLFT"))
+        lowered = trained["p"] < ALPHA and trained["g"] < 0
+        lines.append(
+            f"Positive control, {run}: the held-out invalid-move share against {settings.opponent} went from "
+            f"{base['mean']:.3f} [{base['ci_low']:.3f}, {base['ci_high']:.3f}] to {trained['mean']:.3f} "
+            f"[{trained['ci_low']:.3f}, {trained['ci_high']:.3f}] over {int(trained['n'])} games ({change(trained)}). "
+            + ("The trainer learns what the penalty asks for within this budget." if lowered else
+               "The trainer did not lower it significantly within this budget: the returns below are not evidence "
+               "about RLFT, and it would take more updates or games per update, or a larger learning rate."))
+    return "\n\n".join(lines)
+
+
+def returns_sentence(table: pd.DataFrame, reported: pd.DataFrame, runs: dict, budgets=()) -> str:
+    """Held-out returns before and after RLFT against each opponent, without the legal moves, and
+    at each thinking budget, beside paper B's Gemma2 2B (B24-B28)."""
+    paper = reported.set_index("id")["value"]
+    lines = [f"Paper B (Gemma2 2B, all weights tuned, CoT): against random {paper['B24']} → {paper['B25']}, against "
+             f"MCTS {paper['B26']} → {paper['B27']} after RLFT; {paper['B28']} after RLFT without the legal actions in "
+             "the prompt; with 512 tokens to think, the 2B model reaches the 9B model after RLFT."]
+    for run, s in runs.items():
+        cells = []
+        for opponent in OPPONENTS:
+            cell = Cell(opponent).name(s)
+            base, trained = _cell_row(table, run, cell, "base"), _cell_row(table, run, cell, "RLFT")
+            cells.append(f"against {opponent} {base['mean']:.2f} → {trained['mean']:.2f} ({change(trained)})")
+        with_legal = _cell_row(table, run, Cell("random").name(s), "RLFT")
+        without = _cell_row(table, run, Cell("random", legal_in_prompt=False).name(s), "RLFT")
+        lines.append(f"Ours, {run} ({s.model}, a rank-{s.lora_rank} LoRA adapter after {s.updates} updates of "
+                     f"{s.games} games against {s.opponent}, {'CoT' if s.cot else 'no CoT'}): " + "; ".join(cells)
+                     + f". Without the legal moves in the prompt, the adapter's return against random is "
+                     f"{without['mean']:.2f} (with them {with_legal['mean']:.2f}).")
+        if budgets:
+            by_budget = [f"{b} tokens {_cell_row(table, run, Cell('random', cot=True, max_new_tokens=b).name(s), 'base')['mean']:.2f}"
+                         f" / {_cell_row(table, run, Cell('random', cot=True, max_new_tokens=b).name(s), 'RLFT')['mean']:.2f}"
+                         for b in budgets]
+            lines.append(f"Thinking budget with CoT against random, {run} (base model / adapter): "
+                         + "; ".join(by_budget) + ".")
+    lines.append("The paper tunes every weight and reports LoRA insufficient; our adapters are LoRA at a CPU budget, "
+                 "so a change that does not appear here is not evidence against the paper.")
+    return "\n\n".join(lines)
+
+
+def tictactoe_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, run: str, settings: TicTacToeSettings,
+                           source, profile: str) -> pd.DataFrame:
+    """Notebook 16's held-out returns of ``run`` in the claims schema: the base model's return
+    against random and MCTS beside the paper's (B24, B26: its value within our 95% interval;
+    a different model, said in the note), RLFT's gain against each (B25, B27: significant at
+    ALPHA, Welch), and its return without the legal moves against with them (B28: significantly
+    lower) **[ours: the tests]**. ``episodes``: the held-out games, with ``run``."""
+    from paperlib.claims import claims_table, reported_numbers, source_name
+    from paperlib.stats import welch
+
+    paper = pd.to_numeric(reported_numbers()["value"], errors="coerce")
+    who = f"{settings.model} (LoRA adapter, {'CoT' if settings.cot else 'no CoT'}, {profile})"
+    rows = []
+    for opponent, before, after in (("random", "B24", "B25"), ("mcts", "B26", "B27")):
+        cell = Cell(opponent).name(settings)
+        base, trained = _cell_row(table, run, cell, "base"), _cell_row(table, run, cell, "RLFT")
+        rows += [
+            {"reported": before, "what": f"mean return against {opponent}, base model (held-out)",
+             "model": settings.model, "ours": base["mean"], "ours_low": base["ci_low"], "ours_high": base["ci_high"],
+             "effect_if": f"{paper[before]:g} within our 95% interval",
+             "shown": base["ci_low"] <= paper[before] <= base["ci_high"],
+             "note": f"paper: Gemma2 2B; ours: {settings.model}, {int(base['n'])} games"},
+            {"reported": after, "what": f"mean return against {opponent} after RLFT (held-out)", "model": who,
+             "ours": trained["mean"], "ours_low": trained["ci_low"], "ours_high": trained["ci_high"],
+             "effect_if": "significantly above the base model's (Welch p < 0.05)",
+             "shown": trained["g"] > 0 and trained["p"] < ALPHA,
+             "note": f"base model {base['mean']:.3f}; p = {trained['p']:.2g}, Hedges' g = {trained['g']:.2f}"}]
+    with_legal = _cell_row(table, run, Cell("random").name(settings), "RLFT")
+    without = _cell_row(table, run, Cell("random", legal_in_prompt=False).name(settings), "RLFT")
+    games = episodes[(episodes["run"] == run) & (episodes["adapter"] == "RLFT")]
+    _, p = welch(games.loc[games["cell"] == without["cell"], "return"], games.loc[games["cell"] == with_legal["cell"], "return"])
+    rows.append({"reported": "B28", "what": "mean return against random after RLFT, legal moves not in the prompt",
+                 "model": who, "ours": without["mean"], "ours_low": without["ci_low"], "ours_high": without["ci_high"],
+                 "effect_if": "significantly below the adapter's return with them (Welch p < 0.05)",
+                 "shown": without["mean"] < with_legal["mean"] and p < ALPHA,
+                 "note": f"with the legal moves {with_legal['mean']:.3f}; p = {p:.2g}"})
+    return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "16_tictactoe", profile)
