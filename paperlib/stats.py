@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 from scipy import stats as _st
 
+ALPHA = 0.05  # the significance level every computed sentence uses [ours: the conventional one]
+
 
 def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean and its Student-t confidence interval; (mean, mean, mean) for one value."""

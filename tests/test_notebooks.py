@@ -253,7 +253,13 @@ def test_03_and_04_grpo(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_06_knowing_doing_at_the_table(tmp_path):
-    data, figures = _run_smoke("06", tmp_path)  # the notebook asserts the scripted validation itself
+    (notebook,) = pipeline.notebooks(["06"])  # the notebook asserts the scripted validation itself
+    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
+                  "rollouts_dir": str(tmp_path / "rollouts"), "runs_dir": str(tmp_path / "runs")}  # no GRPO run
+    executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
+    _assert_no_checkout_path(executed)
+    assert "base models only" in executed.read_text()
+    data, figures = tmp_path / "data", tmp_path / "figures"
     turns = pd.read_parquet(data / "06_knowing_doing_turns.parquet")
     table = pd.read_parquet(data / "06_knowing_doing_table.parquet")
     assert set(turns["model"]) == {"smollm2-135m"} and set(turns["n"]) == {3}

@@ -469,3 +469,26 @@ def test_the_lens_tables_on_the_scripted_philosopher():
     assert "do not differ beyond their intervals" in lens_sentences(close)
     silent = reversed_.assign(no_rationale=0.99, no_rationale_low=0.95, no_rationale_high=1.0)
     assert "does not measure what it knows" in lens_sentences(silent)
+
+
+def test_adapter_change_tests_knowing_and_doing_on_per_episode_shares():
+    from paperlib.philosophers import knowing_doing as kd
+
+    # per episode (4 turns each): the base model right in 1-2 turns and sensible in 2-3, the adapter
+    # right in 3-4 and sensible in none
+    plan = {"base": ([1, 2, 2], [2, 3, 2]), "GRPO step 16": ([4, 3, 4], [0, 0, 0])}
+    rows = [{"model": "m", "n": 5, "adapter": adapter, "seed": seed, "episode": e, "rationale_right": turn < right[e],
+             "action_class": "sensible" if turn < sensible[e] else "invalid"}
+            for adapter, (right, sensible) in plan.items() for e, seed in enumerate((10, 11, 12)) for turn in range(4)]
+    change = kd.adapter_change(pd.DataFrame(rows))
+    (row,) = change.to_dict("records")
+    assert row["knowing_base"] == pytest.approx(5 / 12) and row["knowing"] == pytest.approx(11 / 12)
+    assert row["doing_base"] == pytest.approx(7 / 12) and row["doing"] == 0.0
+    assert row["knowing_p"] < 0.05 and row["doing_p"] < 0.05 and row["episodes"] == 3
+    sentence = kd.adapter_sentences(change)
+    assert "right rationale 42% → 92%" in sentence and "both changed at p < 0.05" in sentence
+    copy = [dict(r, adapter="copy") for r in rows if r["adapter"] == "base"]
+    base = [r for r in rows if r["adapter"] == "base"]
+    assert "neither changed significantly" in kd.adapter_sentences(kd.adapter_change(pd.DataFrame(base + copy)))
+    with pytest.raises(ValueError, match="not played on the base model's episodes"):
+        kd.adapter_change(pd.DataFrame(base + [dict(r, seed=r["seed"] + 5) for r in copy]))

@@ -394,11 +394,14 @@ class ScriptedKnowingDoingPhilosopher:
 LENS_PROMPT = "sensible-v1"
 
 
-def run_lens(settings, seed: int, rollouts_dir, adapter: str = "base", progress: bool = False) -> pd.DataFrame:
+def run_lens(settings, seed: int, rollouts_dir, adapter: str = "base", progress: bool = False,
+             backends: dict | None = None) -> pd.DataFrame:
     """Notebook 06: every model of ``settings.lens_models`` at every N of ``lens_ns``,
     ``lens_episodes`` episodes, prompt ``sensible-v1``, free decisions (the rationale is
-    written text), through the resumable evaluation harness (one store per model under
-    ``rollouts_dir``); returns the classified step rows of every model."""
+    written text), through the resumable evaluation harness (one store per model and
+    ``adapter`` label under ``rollouts_dir``); returns the classified step rows of every model.
+    ``backends`` (model -> a built backend, e.g. over a trained adapter): only those models
+    play, on those backends."""
     from pathlib import Path
 
     from paperlib.data import RolloutStore
@@ -407,6 +410,10 @@ def run_lens(settings, seed: int, rollouts_dir, adapter: str = "base", progress:
 
     judged = []
     for model, backend in settings.lens_models:
+        if backends is not None:
+            if model not in backends:
+                continue
+            backend = backends[model]
         options = {"max_batch": settings.gap_max_batch} if backend == "hf" else {}
         policy = make_llm_policy(model, backend=backend, prompt=LENS_PROMPT, decision="free",
                                  max_new_tokens=settings.lens_tokens, seed=seed, backend_options=options)
@@ -445,6 +452,46 @@ def knowing_vs_doing(classified: pd.DataFrame, by: Sequence[str] = ("model", "ad
         rows.append(row)
     return pd.DataFrame(rows)
 
+
+
+def adapter_change(classified: pd.DataFrame, base: str = "base") -> pd.DataFrame:
+    """Per model, N and adapter other than ``base``: the share of turns with a right rationale
+    (knowing) and with a sensible action (doing) under the base model and the adapter, and
+    Welch's p on the per-episode shares (turns of one episode are not independent, episodes
+    are), the two sides on the same episode seeds."""
+    from paperlib.stats import welch
+
+    per_episode = (classified.assign(sensible=classified["action_class"] == "sensible")
+                   .groupby(["model", "n", "adapter", "seed"], sort=False)[["rationale_right", "sensible"]].mean()
+                   .reset_index())
+    rows = []
+    for (model, n), cell in per_episode.groupby(["model", "n"], sort=False):
+        control = cell[cell["adapter"] == base]
+        for adapter, trained in cell[cell["adapter"] != base].groupby("adapter", sort=False):
+            if control.empty or sorted(trained["seed"]) != sorted(control["seed"]):
+                raise ValueError(f"{adapter!r} of {model} at N = {n} was not played on the base model's episodes")
+            row = {"model": model, "n": n, "adapter": adapter, "episodes": len(trained)}
+            for name, column in (("knowing", "rationale_right"), ("doing", "sensible")):
+                row[f"{name}_base"], row[name] = control[column].mean(), trained[column].mean()
+                row[f"{name}_p"] = welch(trained[column], control[column])[1]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def adapter_sentences(change: pd.DataFrame) -> str:
+    """Whether each adapter changed knowing, doing, both or neither (Welch at ALPHA), from
+    :func:`adapter_change`'s rows."""
+    from paperlib.stats import ALPHA
+
+    lines = []
+    for row in change.itertuples():
+        moved = [name for name in ("knowing", "doing") if getattr(row, f"{name}_p") < ALPHA]
+        verdict = {0: "neither changed significantly", 2: "both changed"}.get(len(moved), f"only {''.join(moved)} changed")
+        lines.append(
+            f"- **{row.model}**, {row.adapter} against the base model (N = {row.n}, {row.episodes} episodes each): "
+            f"right rationale {row.knowing_base:.0%} → {row.knowing:.0%} (p = {row.knowing_p:.2g}), sensible action "
+            f"{row.doing_base:.0%} → {row.doing:.0%} (p = {row.doing_p:.2g}): {verdict} at p < {ALPHA}.")
+    return "\n".join(lines)
 
 def lens_sentences(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> str:
     """What the runs show, as Markdown computed from ``knowing_vs_doing`` rows: per model,

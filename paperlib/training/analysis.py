@@ -22,7 +22,7 @@ from paperlib import stats
 from paperlib.claims import claims_table, source_name
 from paperlib.training.grpo import REWARDS
 
-ALPHA = 0.05  # the significance level every sentence uses [ours: the conventional one]
+ALPHA = stats.ALPHA
 
 
 def curve(log: pd.DataFrame) -> dict:

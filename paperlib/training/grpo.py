@@ -635,6 +635,27 @@ def play_adapters(out, adapters: dict, ns, episodes: int, first_seed: int, rollo
     return pd.concat(played_episodes, ignore_index=True), pd.concat(played_steps, ignore_index=True)
 
 
+
+def lens_of_last_adapter(out, profile, seed: int, rollouts_dir, progress: bool = True) -> pd.DataFrame | None:
+    """Notebook 06's knowing-doing lens (``philosophers.knowing_doing.run_lens``) on the last saved
+    adapter of the run in ``out`` (the one the paper keeps), for the lens model the run trained:
+    its classified turns, labelled ``adapter`` = "GRPO step K"; None when the run has no saved
+    step or trained no lens model of ``profile``."""
+    from paperlib.backends.hf import HFBackend
+    from paperlib.philosophers.knowing_doing import run_lens
+    from paperlib.training.checkpoints import each_adapter
+
+    run = RunDir(out)
+    if not run.config_path.exists() or not run.steps_saved():
+        return None
+    s = run_settings(out)
+    if s.model not in {model for model, _ in profile.lens_models}:
+        return None
+    last = run.steps_saved()[-1]
+    for label, _, model, tokenizer, _ in each_adapter(run, s.model, {f"GRPO step {last}": last}):
+        backend = HFBackend(s.model, lm=model, tokenizer=tokenizer, max_batch=profile.gap_max_batch)
+        return run_lens(profile, seed, rollouts_dir, adapter=label, progress=progress, backends={s.model: backend})
+
 def validate(out, episodes: int, n: int | None = None, progress: bool = True) -> pd.DataFrame:
     """Validation episodes for every saved step of the run in ``out`` (``best_val``'s table): at each
     step, ``episodes`` episodes with seeds ``VALIDATION_SEEDS + e`` (disjoint from training's and
