@@ -118,19 +118,33 @@ def _add_rlft(commands) -> None:
 
     command = commands.add_parser("rlft", help="seconds per RLFT update and where they go: every row whole "
                                                "against the shared prefix")
+    command.add_argument("--game", choices=("bandits", "tictactoe"), default="bandits",
+                         help="bandits (notebook 14) or tic-tac-toe with its value head (notebook 16)")
     command.add_argument("--profile", choices=tuple(PRESETS), default="cpu", help="the recipe to time")
     command.add_argument("--model", help="a local model; default: the profile's")
     command.add_argument("--instances", type=positive_int, help="bandits per update; default: the profile's")
     command.add_argument("--horizon", type=positive_int, help="steps per bandit; default: the profile's")
+    command.add_argument("--games", type=positive_int, help="tic-tac-toe games per update; default: the profile's")
     command.add_argument("--micro-batch", type=nonnegative_int, help="decisions per pass (0: all); default: the profile's")
     command.set_defaults(func=_run_rlft)
 
 
 def _run_rlft(args) -> int:
+    from paperlib.argtypes import UsageError
     from paperlib.training.bench import bench_update, report_update
-    from paperlib.training.rlft_bandits import settings_for
 
-    settings = settings_for(args.profile, model=args.model, instances=args.instances, horizon=args.horizon,
-                            micro_batch=args.micro_batch)
+    if args.game == "bandits":
+        if args.games is not None:
+            raise UsageError("--games is for --game tictactoe")
+        from paperlib.training.rlft_bandits import settings_for
+
+        settings = settings_for(args.profile, model=args.model, instances=args.instances, horizon=args.horizon,
+                                micro_batch=args.micro_batch)
+    else:
+        if args.instances is not None or args.horizon is not None:
+            raise UsageError("--instances and --horizon are for --game bandits")
+        from paperlib.training.rlft_tictactoe import settings_for
+
+        settings = settings_for(args.profile, model=args.model, games=args.games, micro_batch=args.micro_batch)
     print(report_update(settings, bench_update(settings)))
     return 0

@@ -159,3 +159,8 @@ def test_held_out_games_of_each_adapter_in_each_cell_resume(smoke_run, tmp_path)
                                   check_like=True)
     table = returns_table(pd.concat([games, references(settings, cells, 2)], ignore_index=True))
     assert {"base", "last", "random", "mcts", "noisy_mcts"} == set(table["adapter"])
+
+
+def test_the_benchmark_refuses_the_other_games_sizes(capsys):
+    assert cli.main(["bench", "rlft", "--game", "tictactoe", "--instances", "3"]) == 2
+    assert "--instances and --horizon are for --game bandits" in capsys.readouterr().err

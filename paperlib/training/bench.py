@@ -22,11 +22,13 @@ compared here (freed memory stays with the process, so a later variant's peak in
 earlier ones'); a training run logs its own peak (``peak_rss_gb``). The figures depend on
 what else runs on the machine (the load average is printed), so no test times them.
 
-RLFT (:func:`bench_update`). One real update of :func:`paperlib.training.rlft_bandits.train`
-per variant (:data:`RLFT_VARIANTS`: every row fed whole, against the shared prefix), from
-the same settings and seed, hence the same rollout and (up to rounding) the same loss: the
-rollout, the reference model's log-probabilities (the adapter disabled), the loss's
-forward and backward passes, and the rest of the update (advantages, optimiser, logging).
+RLFT (:func:`bench_update`), on the bandits or tic-tac-toe. One real update of
+:func:`paperlib.training.rlft_loop.train` per variant (:data:`RLFT_VARIANTS`: every row fed
+whole, against the shared prefix), from the same settings and seed, hence the same rollout
+and (up to rounding) the same loss: the rollout, the advantages (for tic-tac-toe, the value
+head's pass over every move), the reference model's log-probabilities (the adapter
+disabled), the loss's forward and backward passes, and the rest of the update (optimiser,
+checkpoint, logging).
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def report(settings: GRPOSettings, table: pd.DataFrame) -> str:
 
 
 RLFT_VARIANTS = {"every row whole": {"shared_prefix": False}, "shared prefix": {"shared_prefix": True}}
-RLFT_PHASES = ("rollout", "reference", "forward_backward", "rest")
+RLFT_PHASES = ("rollout", "advantages", "reference", "forward_backward", "rest")
 
 
 def bench_update(settings, variants: dict = RLFT_VARIANTS, log=print) -> pd.DataFrame:
@@ -105,9 +107,9 @@ def bench_update(settings, variants: dict = RLFT_VARIANTS, log=print) -> pd.Data
         s = replace(settings, updates=1, **overrides).check()
         with tempfile.TemporaryDirectory() as out:
             logged = train(s, out, progress=False).iloc[0]
-        rest = (logged["seconds"] - logged["rollout_seconds"] - logged["reference_seconds"]
-                - logged["forward_backward_seconds"])
-        rows.append({"variant": name, "rollout": logged["rollout_seconds"], "reference": logged["reference_seconds"],
+        rest = logged["seconds"] - sum(logged[f"{phase}_seconds"] for phase in RLFT_PHASES[:-1])
+        rows.append({"variant": name, "rollout": logged["rollout_seconds"], "advantages": logged["advantages_seconds"],
+                     "reference": logged["reference_seconds"],
                      "forward_backward": logged["forward_backward_seconds"], "rest": rest, "loss": logged["loss"],
                      "grad_norm": logged["grad_norm"], "decisions": logged["decisions"],
                      "completion_tokens": logged["completion_tokens"]})
@@ -120,11 +122,12 @@ def bench_update(settings, variants: dict = RLFT_VARIANTS, log=print) -> pd.Data
 
 def report_update(settings, table: pd.DataFrame) -> str:
     s = settings
-    lines = [f"RLFT update, {s.model}: {s.instances} bandits x {s.horizon} steps ({s.arms} arms, {s.style}, "
-             f"max_new_tokens {s.max_new_tokens}), {s.micro_batch or 'all'} decisions per pass; "
+    lines = [f"RLFT update, {s.model}: {s.shape}, max_new_tokens {s.max_new_tokens}, "
+             f"{s.micro_batch or 'all'} decisions per pass; "
              f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
     for r in table.itertuples():
-        lines.append(f"  {r.variant:18s} {r.update:7.1f} s  x{r.speedup:.2f}: rollout {r.rollout:.1f}, reference "
+        lines.append(f"  {r.variant:18s} {r.update:7.1f} s  x{r.speedup:.2f}: rollout {r.rollout:.1f}, advantages "
+                     f"{r.advantages:.1f}, reference "
                      f"{r.reference:.1f}, forward and backward {r.forward_backward:.1f}, rest {r.rest:.1f}; loss "
                      f"{r.loss:.6g}, grad norm {r.grad_norm:.6g}")
     return "\n".join(lines)

@@ -65,6 +65,10 @@ class RLFTSettings(RLFTBase):
     def batch_size(self) -> int:
         return self.instances
 
+    @property
+    def shape(self) -> str:
+        return f"{self.instances} bandits x {self.horizon} steps ({self.arms} arms, {self.style})"
+
     def update_seeds(self, update: int) -> list[int]:
         """The pool instances update ``update`` (1-based) plays: a draw without replacement,
         a function of (run seed, update)."""

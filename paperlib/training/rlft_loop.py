@@ -78,6 +78,11 @@ class RLFTBase:
         """Episodes one update plays at once (the backend's batch)."""
         raise NotImplementedError
 
+    @property
+    def shape(self) -> str:
+        """What one update plays, in words (the benchmark's report)."""
+        raise NotImplementedError
+
     def rollout(self, trainer: "Trainer", update: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Update ``update``'s episodes and step rows, played by ``trainer``'s model."""
         raise NotImplementedError
@@ -324,13 +329,16 @@ def train(settings: RLFTBase, out, stop_after: int | None = None, progress: bool
         episodes, steps = settings.rollout(trainer, update)
         rollout_seconds = time.perf_counter() - started
         steps = steps.sort_values(["episode", "turn"], ignore_index=True)
+        advantages_started = time.perf_counter()
         advantages, targets, rollout_stats = settings.advantages(steps, trainer)
+        advantages_seconds = time.perf_counter() - advantages_started
         episodes = episodes.assign(adapter_hash=generating)
         run.save_rollouts(update, episodes, steps.assign(update=update, adapter_hash=generating))
         stats = trainer.update(steps, advantages, targets)
         row = {"step": update, "model": settings.model, "seed": settings.seed, "profile": settings.profile,
                "rollout_adapter_hash": generating, **rollout_stats, **stats, "adapter_hash": trainer.adapter_hash(),
-               "rollout_seconds": rollout_seconds, "seconds": time.perf_counter() - started,
+               "rollout_seconds": rollout_seconds, "advantages_seconds": advantages_seconds,
+               "seconds": time.perf_counter() - started,
                "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
         run.append_log(row)
         trainer.save(update)

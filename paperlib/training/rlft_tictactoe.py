@@ -60,6 +60,10 @@ class TicTacToeSettings(RLFTBase):
     def batch_size(self) -> int:
         return self.games
 
+    @property
+    def shape(self) -> str:
+        return f"{self.games} games against {self.opponent} ({'cot' if self.cot else 'no_cot'})"
+
     def game_seed(self, update: int) -> int:
         """The seed of update ``update``'s first game (its games have the next ``games`` seeds)."""
         return TRAIN_SEEDS + self.seed * TRAIN_STRIDE + (update - 1) * self.games
