@@ -109,7 +109,7 @@ def test_before_after_compares_each_adapter_with_the_base_model():
     assert table.loc[("last", "regret"), "p"] < 0.01
     assert table.loc[("base", "invalid_share"), "mean"] == 0.25 and table.loc[("last", "invalid_share"), "mean"] == 0
     assert table.loc[("last", "coverage"), "p"] == pytest.approx(1.0) and table.loc[("last", "coverage"), "g"] == 0
-    with pytest.raises(ValueError, match="not played on the base model's held-out instances"):
+    with pytest.raises(ValueError, match="'last' was not played on the base model's held-out seeds$"):
         before_after(episodes.assign(seed=[7, 8, 9, 10, 1, 2, 3, 4]))
 
 
