@@ -32,7 +32,7 @@ import pandas as pd
 
 from paperlib.bandits.env import NOISE_SIGMA, BanditSpec
 from paperlib.bandits.prompts import STYLES
-from paperlib.training.analysis import ALPHA
+from paperlib.stats import ALPHA
 from paperlib.training.checkpoints import RunDir, each_adapter
 from paperlib.training.rlft_loop import SOURCES as loop_sources
 from paperlib.training.rlft_loop import RLFTBase, change, settings_rows

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from paperlib.stats import ALPHA
 from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, quiet_trl
 from paperlib.training.rlft_constants import CLIP_EPSILON, INVALID_PENALTY, KL_BETA
 
@@ -377,9 +378,7 @@ def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=())
 
 def change(row) -> str:
     """A before/after row's change against the base model in words: its direction, p and g when
-    significant at :data:`~paperlib.training.analysis.ALPHA`."""
-    from paperlib.training.analysis import ALPHA
-
+    significant at :data:`~paperlib.stats.ALPHA`."""
     if not row["p"] < ALPHA:
         return f"no significant change (p = {row['p']:.2g})" if row["p"] == row["p"] else "no test: no variation"
     return f"{'higher' if row['g'] > 0 else 'lower'}, p = {row['p']:.2g}, g = {row['g']:.2f}"

@@ -35,7 +35,7 @@ import pandas as pd
 from paperlib.training.checkpoints import RunDir, each_adapter
 from paperlib.training.rlft_constants import GAE_GAMMA, GAE_LAMBDA, TICTACTOE_REWARD_MOMENTS
 from paperlib.training.rlft_loop import SOURCES as loop_sources
-from paperlib.training.analysis import ALPHA
+from paperlib.stats import ALPHA
 from paperlib.training.rlft_loop import RLFTBase, before_after, change, settings_rows
 
 HELD_OUT_SEEDS = 5_000_000  # held-out games: HELD_OUT_SEEDS + g, the same for every adapter and cell
