@@ -130,6 +130,17 @@ def test_the_curve_finds_the_peak_and_the_earlier_steps_that_beat_the_last():
     assert c["drop_se"] == pytest.approx((0.2 ** 2 / 4 + 0.1 ** 2 / 4) ** 0.5)
 
 
+
+def test_the_behaviour_sentence_names_the_degenerate_maximum_only_when_reached():
+    from paperlib.training.analysis import behaviour_sentence
+
+    log = pd.DataFrame({"step": [2, 1], "train_reward": [1.0, 0.83], "valid_call_rate": [0.07, 0.94],
+                        "meals": [0.0, 0.0], "deadlock_rate": [0.0, 0.17]})
+    sentence = behaviour_sentence(log)
+    assert "From step 1 to step 2 the share of completions holding a tool call went 0.94 → 0.07" in sentence
+    assert "the deadlock rate 0.17 → 0.00: at the last step the training reward is the degenerate maximum" in sentence
+    assert "degenerate" not in behaviour_sentence(log.assign(meals=[0.4, 0.0]))
+
 def test_the_curve_and_the_null_result_become_claims():
     from paperlib.training.analysis import compare, curve_claims_table, null_result_claims_table
 

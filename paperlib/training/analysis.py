@@ -146,7 +146,22 @@ def curve_sentence(log: pd.DataFrame, reported: pd.DataFrame, model: str) -> str
             f"({c['peak']:.3f}) and the last step, which the paper's rule keeps, scored {c['last']:.3f}; {earlier}."
             + (f" The drop from the peak, {c['peak'] - c['last']:.3f}, is {(c['peak'] - c['last']) / c['drop_se']:.1f} "
                f"standard errors of the two steps' means." if c["peak_step"] != c["last_step"] and c["drop_se"] > 0
-               else ""))
+               else "") + " " + behaviour_sentence(log))
+
+
+def behaviour_sentence(log: pd.DataFrame) -> str:
+    """How the play behind a run's training reward changed from its first step to its last: the
+    valid-call rate, meals and deadlocks, and whether the last step sits at the paper reward's
+    degenerate maximum (1.0 with no meal: notebook 01's ``no_action``)."""
+    run = log.sort_values("step")
+    first, last = run.iloc[0], run.iloc[-1]
+    degenerate = last["train_reward"] >= 0.995 and last["meals"] == 0
+    return (f"From step {int(first['step'])} to step {int(last['step'])} the share of completions holding a tool call "
+            f"went {first['valid_call_rate']:.2f} → {last['valid_call_rate']:.2f}, meals per episode "
+            f"{first['meals']:.2f} → {last['meals']:.2f} and the deadlock rate {first['deadlock_rate']:.2f} → "
+            f"{last['deadlock_rate']:.2f}"
+            + (": at the last step the training reward is the degenerate maximum of the paper's reward (1.0 with no "
+               "meal, notebook 01), reached by no longer acting." if degenerate else "."))
 
 
 def curve_claims_table(log: pd.DataFrame, source, profile: str, model: str) -> pd.DataFrame:
