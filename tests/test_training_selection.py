@@ -141,6 +141,7 @@ def test_the_behaviour_sentence_names_the_degenerate_maximum_only_when_reached()
     assert "the deadlock rate 0.17 → 0.00: at the last step the training reward is the degenerate maximum" in sentence
     assert "degenerate" not in behaviour_sentence(log.assign(meals=[0.4, 0.0]))
 
+
 def test_the_curve_and_the_null_result_become_claims():
     from paperlib.training.analysis import compare, curve_claims_table, null_result_claims_table
 
@@ -151,6 +152,8 @@ def test_the_curve_and_the_null_result_become_claims():
     assert curve_claims.loc["A15", "ours"] == 2 and curve_claims.loc["A15", "note"] == "steps 2, 3"
     rising = curve_claims_table(log.assign(train_reward=[0.1, 0.2, 0.3, 0.4]), "x", "cpu", "m").set_index("reported")
     assert list(rising["verdict"]) == ["contradicts", "contradicts"]
+    plateau = curve_claims_table(log.assign(train_reward=[0.8, 1.0, 1.0, 1.0]), "x", "cpu", "m").set_index("reported")
+    assert plateau.loc["A14", "ours"] == 2 and plateau.loc["A14", "verdict"] == "contradicts"  # no decline
 
     episodes = pd.DataFrame({"selection": ["base"] * 3 + ["last"] * 3, "step": [0] * 3 + [16] * 3, "n": 5,
                              "seed": [0, 1, 2] * 2, "reward": [0.1, 0.2, 0.3, 0.1, 0.25, 0.3]})
