@@ -49,6 +49,20 @@ def welch(a, b) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
+
+def difference_p(a, b) -> tuple[float, str]:
+    """Two-sided p of a difference in means between samples ``a`` and ``b``, and the test that
+    gave it: Welch's t-test, or, where neither sample varies and they differ (Welch undefined;
+    e.g. every base-model move invalid and every adapter move valid), the Mann-Whitney U test
+    **[ours]**, for which complete separation is the strongest evidence; NaN when the two
+    samples are one and the same constant."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        if a[0] == b[0]:
+            return math.nan, "none: no variation"
+        return float(_st.mannwhitneyu(a, b, alternative="two-sided").pvalue), "mann-whitney"
+    return welch(a, b)[1], "welch"
+
 def hedges_g(treatment, control) -> float:
     """Standardised mean difference (treatment - control) with the small-sample correction."""
     a, b = np.asarray(treatment, float), np.asarray(control, float)

@@ -12,6 +12,7 @@ from paperlib.training import rlft_loop
 from paperlib.training.checkpoints import RunDir, file_hash
 from paperlib.training.rlft_loop import train
 from paperlib.training.rlft_tictactoe import (HELD_OUT_SEEDS, TRAIN_SEEDS, Cell, TicTacToeSettings, advantages_of,
+                                              control_sentence,
                                               evaluate, references, returns_table, settings_for, settings_table)
 
 
@@ -164,3 +165,17 @@ def test_held_out_games_of_each_adapter_in_each_cell_resume(smoke_run, tmp_path)
 def test_the_benchmark_refuses_the_other_games_sizes(capsys):
     assert cli.main(["bench", "rlft", "--game", "tictactoe", "--instances", "3"]) == 2
     assert "--instances and --horizon are for --game bandits" in capsys.readouterr().err
+
+
+def test_a_complete_separation_passes_the_positive_control():
+    s = settings_for("cpu")
+    cell = Cell("random").name(s)
+    games = pd.DataFrame({"run": "no CoT", "adapter": ["base"] * 5 + ["RLFT"] * 5, "update": [0] * 5 + [12] * 5,
+                          "cell": cell, "return": [0.0, 1, -1, 1, 0] * 2, "invalid_moves": [3] * 5 + [0] * 5,
+                          "moves": 3, "seed": list(range(5)) * 2, "model": "m"})
+    table = returns_table(games, within=("run", "cell"))
+    row = table[(table["adapter"] == "RLFT") & (table["metric"] == "invalid_share")].iloc[0]
+    assert row["test"] == "mann-whitney" and row["p"] < 0.05 and row["difference"] == -1.0
+    sentence = control_sentence(table, {"no CoT": s})
+    assert "from 1.000 [1.000, 1.000] to 0.000 [0.000, 0.000] over 5 games (lower, p = " in sentence
+    assert "mann-whitney: neither side varies" in sentence and "learns what the penalty asks for" in sentence

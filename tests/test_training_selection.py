@@ -162,3 +162,16 @@ def test_the_curve_and_the_null_result_become_claims():
     assert claims_of.loc["A10", "verdict"] == "supports"
     assert claims_of.loc["A10", "ours_low"] < 0 < claims_of.loc["A10", "ours_high"]
     assert list(claims_of.loc[["A11", "A12"], "verdict"]) == ["cannot test", "cannot test"]  # no N = 10, 15 here
+
+
+def test_difference_p_falls_back_to_mann_whitney_only_where_welch_is_undefined():
+    from scipy.stats import mannwhitneyu, ttest_ind
+
+    from paperlib.stats import difference_p
+
+    a, b = [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.5]
+    assert difference_p(a, b) == (pytest.approx(ttest_ind(a, b, equal_var=False).pvalue), "welch")
+    p, test = difference_p([1.0] * 30, [0.0] * 30)  # every move invalid before, none after
+    assert test == "mann-whitney" and p == pytest.approx(mannwhitneyu([1.0] * 30, [0.0] * 30).pvalue) and p < 1e-10
+    p, test = difference_p([1.0] * 3, [1.0] * 3)
+    assert math.isnan(p) and test == "none: no variation"

@@ -291,7 +291,7 @@ def control_sentence(table: pd.DataFrame, adapter: str) -> str:
     """The positive control: did the -5 penalty lower the held-out invalid-action share?"""
     rows = table.set_index(["adapter", "metric"])
     base, trained = rows.loc[("base", "invalid_share")], rows.loc[(adapter, "invalid_share")]
-    lowered = trained["p"] < ALPHA and trained["g"] < 0
+    lowered = trained["p"] < ALPHA and trained["difference"] < 0
     return (f"Positive control: the held-out invalid-action share went from {base['mean']:.3f} "
             f"[{base['ci_low']:.3f}, {base['ci_high']:.3f}] (base model) to {trained['mean']:.3f} "
             f"[{trained['ci_low']:.3f}, {trained['ci_high']:.3f}] (`{adapter}`, {int(trained['n'])} instances; "

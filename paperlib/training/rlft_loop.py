@@ -351,9 +351,11 @@ def train(settings: RLFTBase, out, stop_after: int | None = None, progress: bool
 
 def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=()) -> pd.DataFrame:
     """One row per adapter x ``within`` cell x metric of held-out episodes: the mean and its 95%
-    t interval, and against ``base`` in the same cell, Welch's p and Hedges' g with its
-    interval. Every adapter must have played the base model's seeds in that cell."""
-    from paperlib.stats import hedges_g_ci, mean_ci, welch
+    t interval, and against ``base`` in the same cell, the difference of means, its p and the
+    test that gave it (``paperlib.stats.difference_p``: Welch's, or Mann-Whitney's where neither
+    side varies), and Hedges' g with its interval. Every adapter must have played the base
+    model's seeds in that cell."""
+    from paperlib.stats import difference_p, hedges_g_ci, mean_ci
 
     keys = [*within, "adapter", "update"]
     rows = []
@@ -370,7 +372,8 @@ def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=())
             row = {**cell, "update": int(cell["update"]), "model": group["model"].iloc[0], "metric": metric,
                    "mean": mean, "ci_low": low, "ci_high": high, "n": len(group)}
             if label != base:
-                _, row["p"] = welch(group[metric], control[metric])
+                row["difference"] = mean - control[metric].mean()
+                row["p"], row["test"] = difference_p(group[metric], control[metric])
                 row["g"], row["g_low"], row["g_high"] = hedges_g_ci(group[metric], control[metric])
             rows.append(row)
     return pd.DataFrame(rows)
@@ -381,4 +384,5 @@ def change(row) -> str:
     significant at :data:`~paperlib.stats.ALPHA`."""
     if not row["p"] < ALPHA:
         return f"no significant change (p = {row['p']:.2g})" if row["p"] == row["p"] else "no test: no variation"
-    return f"{'higher' if row['g'] > 0 else 'lower'}, p = {row['p']:.2g}, g = {row['g']:.2f}"
+    test = "" if row.get("test", "welch") == "welch" else f", {row['test']}: neither side varies"
+    return f"{'higher' if row['difference'] > 0 else 'lower'}, p = {row['p']:.2g}, g = {row['g']:.2f}{test}"

@@ -290,7 +290,7 @@ def control_sentence(table: pd.DataFrame, runs: dict) -> str:
     for run, settings in runs.items():
         cell = Cell(settings.opponent).name(settings)
         base, trained = (_cell_row(table, run, cell, label, "invalid_share") for label in ("base", "RLFT"))
-        lowered = trained["p"] < ALPHA and trained["g"] < 0
+        lowered = trained["p"] < ALPHA and trained["difference"] < 0
         lines.append(
             f"Positive control, {run}: the held-out invalid-move share against {settings.opponent} went from "
             f"{base['mean']:.3f} [{base['ci_low']:.3f}, {base['ci_high']:.3f}] to {trained['mean']:.3f} "
@@ -356,7 +356,7 @@ def tictactoe_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, run: str
             {"reported": after, "what": f"mean return against {opponent} after RLFT (held-out)", "model": who,
              "ours": trained["mean"], "ours_low": trained["ci_low"], "ours_high": trained["ci_high"],
              "effect_if": "significantly above the base model's (Welch p < 0.05)",
-             "shown": trained["g"] > 0 and trained["p"] < ALPHA,
+             "shown": trained["difference"] > 0 and trained["p"] < ALPHA,
              "note": f"base model {base['mean']:.3f}; p = {trained['p']:.2g}, Hedges' g = {trained['g']:.2f}"}]
     with_legal = _cell_row(table, run, Cell("random").name(settings), "RLFT")
     without = _cell_row(table, run, Cell("random", legal_in_prompt=False).name(settings), "RLFT")
