@@ -384,5 +384,6 @@ def change(row) -> str:
     significant at :data:`~paperlib.stats.ALPHA`."""
     if not row["p"] < ALPHA:
         return f"no significant change (p = {row['p']:.2g})" if row["p"] == row["p"] else "no test: no variation"
-    test = "" if row.get("test", "welch") == "welch" else f", {row['test']}: neither side varies"
-    return f"{'higher' if row['difference'] > 0 else 'lower'}, p = {row['p']:.2g}, g = {row['g']:.2f}{test}"
+    if row.get("test", "welch") == "welch":
+        return f"{'higher' if row['difference'] > 0 else 'lower'}, p = {row['p']:.2g}, g = {row['g']:.2f}"
+    return f"{'higher' if row['difference'] > 0 else 'lower'}, p = {row['p']:.2g}, {row['test']}: neither side varies"
