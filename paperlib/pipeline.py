@@ -229,12 +229,15 @@ def write_index(notebooks_dir: str | os.PathLike, figures_dir: str | os.PathLike
 
 
 def run(profile: str, only: list[str] | None = None, generate: bool = True) -> int:
-    """Run the selected notebooks; returns the exit status (1 when a notebook failed)."""
+    """Run the selected notebooks; returns the exit status (1 when a notebook failed). A failed
+    notebook is reported in one line and the run goes on to the next (a later notebook that
+    needs its data fails in one line of its own); the failures are listed again at the end."""
     from papermill.exceptions import PapermillExecutionError
 
     data_dir, figures_dir = paths.outputs(profile)
     how = "plays its rollouts afresh (generate = True)" if generate else \
         f"reads {paths.relative(data_dir)}/ (generate = False, --from-data)"
+    failed = []
     try:
         for notebook in notebooks(only):
             started = time.monotonic()
@@ -247,7 +250,8 @@ def run(profile: str, only: list[str] | None = None, generate: bool = True) -> i
                 print(f"[{profile}] {notebook.name} failed in cell {error.exec_count}: {reason} "
                       f"(the cell's traceback: {paths.relative(paths.EXECUTED_NOTEBOOKS / notebook.name)})",
                       file=sys.stderr, flush=True)
-                return 1
+                failed.append(notebook.name)
+                continue
             finally:
                 changed = update_manifest(data_dir, before, str(paths.relative(notebook)), profile)
             print(f"[{profile}] {notebook.name} done in {time.monotonic() - started:.0f} s -> "
@@ -255,6 +259,10 @@ def run(profile: str, only: list[str] | None = None, generate: bool = True) -> i
     finally:
         index = write_index(paths.EXECUTED_NOTEBOOKS, figures_dir, paths.BUILD / "index.html")
         print(f"[{profile}] every executed notebook and figure: {paths.relative(index)}", flush=True)
+    if failed:
+        print(f"[{profile}] {len(failed)} notebook{'s' if len(failed) > 1 else ''} failed: {', '.join(failed)}",
+              file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

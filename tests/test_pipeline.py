@@ -167,20 +167,23 @@ def test_progress_bars_stream_to_the_console_and_render_as_widgets(tmp_path, cap
 
 
 @pytest.mark.slow
-def test_from_data_without_the_data_stops_in_one_line(tmp_path):
-    """The pipeline on a copy of the repository with no data: notebook 01 with --from-data."""
+def test_from_data_without_the_data_stops_in_one_line_and_goes_on(tmp_path):
+    """The pipeline on a copy of the repository with no data: notebooks 01 and 99 with --from-data."""
     (tmp_path / "notebooks").mkdir()
-    shutil.copy(paths.NOTEBOOKS / "01_environment_and_reward.ipynb", tmp_path / "notebooks")
+    for name in ("01_environment_and_reward.ipynb", "99_claims.ipynb"):
+        shutil.copy(paths.NOTEBOOKS / name, tmp_path / "notebooks")
     env = {**os.environ, "PAPERLIB_HOME": str(tmp_path)}
     result = subprocess.run([sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only", "01",
-                             "--from-data"], capture_output=True, text=True, env=env, cwd=tmp_path)
+                             "99", "--from-data"], capture_output=True, text=True, env=env, cwd=tmp_path)
 
     assert result.returncode == 1
     assert "[smoke] 01_environment_and_reward.ipynb reads build/smoke/data/ (generate = False, --from-data)" in result.stdout
     failed = [line for line in result.stderr.splitlines() if line.startswith("[smoke]")]
-    assert failed == ["[smoke] 01_environment_and_reward.ipynb failed in cell 5: FileNotFoundError: generate = False, "
-                      "but build/smoke/data/01_scripted_episodes.parquet is missing: run with generate = True to play "
-                      "the rollouts (the cell's traceback: build/notebooks/01_environment_and_reward.ipynb)"]
+    assert failed[0] == ("[smoke] 01_environment_and_reward.ipynb failed in cell 5: FileNotFoundError: generate = False, "
+                         "but build/smoke/data/01_scripted_episodes.parquet is missing: run with generate = True to play "
+                         "the rollouts (the cell's traceback: build/notebooks/01_environment_and_reward.ipynb)")
+    assert failed[1].startswith("[smoke] 99_claims.ipynb failed in cell ")  # the run went on to the next notebook
+    assert failed[2:] == ["[smoke] 2 notebooks failed: 01_environment_and_reward.ipynb, 99_claims.ipynb"]
     executed = tmp_path / "build" / "notebooks" / "01_environment_and_reward.ipynb"
     assert nbformat.read(executed, as_version=4).metadata.papermill.input_path == "notebooks/01_environment_and_reward.ipynb"
     assert (tmp_path / "build" / "index.html").exists()
