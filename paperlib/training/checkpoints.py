@@ -30,6 +30,7 @@ import re
 import shutil
 import warnings
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -160,6 +161,14 @@ class RunDir:
         parts = sorted((self.path / "rollouts" / kind).glob("step-*.parquet"))
         return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True) if parts else pd.DataFrame()
 
+
+
+def from_preset(presets: dict, profile: str, **overrides):
+    """The profile's preset of a trainer's settings with ``overrides`` (None values ignored),
+    checked (its ``check``): every trainer's ``settings_for``."""
+    if profile not in presets:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(presets)}")
+    return replace(presets[profile], **{k: v for k, v in overrides.items() if v is not None}).check()
 
 @contextmanager
 def quiet_trl():

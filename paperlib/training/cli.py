@@ -39,40 +39,41 @@ def add_commands(groups) -> None:
 
     from paperlib.training.rlft_bandits import PRESETS as RLFT_PRESETS
 
-    rlft = commands.add_parser("rlft", help="RLFT (PPO with a KL penalty) with a LoRA adapter on the bandits "
-                                            "(paper B); rerun to resume")
-    rlft.add_argument("--model", help="a local model (registered name or hub id); default: the profile's")
-    rlft.add_argument("--profile", choices=tuple(RLFT_PRESETS), default="cpu",
-                      help="sizes: smoke (SmolLM2, two tiny updates), cpu (Qwen2.5-Coder-0.5B without CoT, "
-                           "5 arms, 10 steps), paper (Gemma2 2B, the paper's sizes, on a GPU)")
-    rlft.add_argument("--out", required=True, help="the run's directory: adapters per update, training log, rollouts")
+    rlft = _rlft_parser(commands, "rlft", "RLFT (PPO with a KL penalty) with a LoRA adapter on the bandits (paper B)",
+                        RLFT_PRESETS, "cpu (Qwen2.5-Coder-0.5B without CoT, 5 arms, 10 steps), paper (Gemma2 2B, the "
+                        "paper's sizes, on a GPU)", "instances")
     rlft.add_argument("--bonus", action="store_true", help="paper B's exploration bonus: +1 for an arm not yet tried")
-    rlft.add_argument("--seed", type=nonnegative_int, default=0, help="the run's seed (LoRA init, instances, sampling)")
-    rlft.add_argument("--updates", type=positive_int, help="updates (optimiser steps); default: the profile's")
     rlft.add_argument("--instances", type=positive_int, help="bandits per update; default: the profile's (paper: 16)")
-    rlft.add_argument("--learning-rate", type=positive_float, help="default: the profile's")
     rlft.set_defaults(func=rlft_command)
 
     from paperlib.training.rlft_tictactoe import OPPONENTS
     from paperlib.training.rlft_tictactoe import PRESETS as TICTACTOE_PRESETS
 
-    ttt = commands.add_parser("rlft-tictactoe", help="RLFT with a value head and GAE, LoRA, on tic-tac-toe against a "
-                                                     "scripted opponent (paper B); rerun to resume")
-    ttt.add_argument("--model", help="a local model (registered name or hub id); default: the profile's")
-    ttt.add_argument("--profile", choices=tuple(TICTACTOE_PRESETS), default="cpu",
-                     help="sizes: smoke (SmolLM2, two tiny updates), cpu (Qwen2.5-Coder-0.5B without CoT), "
-                          "paper (Gemma2 2B with CoT, on a GPU)")
-    ttt.add_argument("--out", required=True, help="the run's directory: adapters per update, training log, rollouts")
+    ttt = _rlft_parser(commands, "rlft-tictactoe", "RLFT with a value head and GAE, LoRA, on tic-tac-toe against a "
+                       "scripted opponent (paper B)", TICTACTOE_PRESETS,
+                       "cpu (Qwen2.5-Coder-0.5B without CoT), paper (Gemma2 2B with CoT, on a GPU)", "games")
     ttt.add_argument("--opponent", choices=OPPONENTS, help="default: the profile's (random)")
     ttt.add_argument("--cot", action=argparse.BooleanOptionalAction, default=None,
                      help="think before the move; default: the profile's")
     ttt.add_argument("--no-legal-actions", dest="legal_in_prompt", action="store_false", default=None,
                      help="prompts do not list the legal moves")
-    ttt.add_argument("--seed", type=nonnegative_int, default=0, help="the run's seed (LoRA init, games, sampling)")
-    ttt.add_argument("--updates", type=positive_int, help="updates (optimiser steps); default: the profile's")
     ttt.add_argument("--games", type=positive_int, help="games per update; default: the profile's (16)")
-    ttt.add_argument("--learning-rate", type=positive_float, help="default: the profile's")
     ttt.set_defaults(func=rlft_tictactoe_command)
+
+
+def _rlft_parser(commands, name: str, what: str, presets: dict, sizes: str, played: str):
+    """The options every RLFT command has; ``sizes``: the cpu and paper presets in words,
+    ``played``: what an update plays (the seed draws it)."""
+    command = commands.add_parser(name, help=f"{what}; rerun to resume")
+    command.add_argument("--model", help="a local model (registered name or hub id); default: the profile's")
+    command.add_argument("--profile", choices=tuple(presets), default="cpu",
+                         help=f"sizes: smoke (SmolLM2, two tiny updates), {sizes}")
+    command.add_argument("--out", required=True, help="the run's directory: adapters per update, training log, rollouts")
+    command.add_argument("--seed", type=nonnegative_int, default=0,
+                         help=f"the run's seed (LoRA init, {played}, sampling)")
+    command.add_argument("--updates", type=positive_int, help="updates (optimiser steps); default: the profile's")
+    command.add_argument("--learning-rate", type=positive_float, help="default: the profile's")
+    return command
 
 
 def grpo_command(args) -> int:

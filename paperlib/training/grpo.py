@@ -61,11 +61,11 @@ import math
 import os
 import resource
 import time
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 
-from paperlib.training.checkpoints import RunDir, adapter_hash, quiet_trl
+from paperlib.training.checkpoints import RunDir, adapter_hash, from_preset, quiet_trl
 
 # reward name -> the episode column it reads
 REWARDS = {"paper": "reward", "shaped": "reward_shaped", "valid": "valid_share"}
@@ -234,9 +234,7 @@ PRESETS = {
 
 def settings_for(profile: str, **overrides) -> GRPOSettings:
     """The profile's preset with ``overrides`` (None values ignored), checked."""
-    if profile not in PRESETS:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PRESETS)}")
-    return replace(PRESETS[profile], **{k: v for k, v in overrides.items() if v is not None}).check()
+    return from_preset(PRESETS, profile, **overrides)
 
 
 # -- episode outcomes ------------------------------------------------------------------

@@ -33,10 +33,10 @@ import pandas as pd
 from paperlib.bandits.env import NOISE_SIGMA, BanditSpec
 from paperlib.bandits.prompts import STYLES
 from paperlib.stats import ALPHA
-from paperlib.training.checkpoints import RunDir, each_adapter
-from paperlib.training.rlft_loop import SOURCES as loop_sources
-from paperlib.training.rlft_loop import RLFTBase, change, settings_rows
+from paperlib.training.checkpoints import RunDir, each_adapter, from_preset
+from paperlib.training.rlft_loop import RLFTBase, change
 from paperlib.training.rlft_loop import before_after as loop_before_after
+from paperlib.training.rlft_loop import settings_table as loop_settings_table
 
 POOL_SEEDS = 2_000_000  # the training pool: instances POOL_SEEDS .. POOL_SEEDS + pool - 1, every run's
 HELD_OUT_SEEDS = 3_000_000  # held-out evaluation instances, disjoint from every pool
@@ -124,13 +124,10 @@ def settings_table(settings: RLFTSettings) -> pd.DataFrame:
     """Every setting with its value and source: notebook 14's table."""
     from paperlib.training import rlft
 
-    rows = settings_rows(settings, SOURCES)
     derived = {"reward_normalisation": "mean %.3f, std %.3f" % rlft.bandit_reward_moments(
         NOISE_SIGMA[settings.noise] if settings.family == "gaussian" else 0.0, settings.family),
                "baseline": "returns-to-go, undiscounted", "kl_estimator": "k3"}
-    rows += [{"setting": name, "value": value, "source": {**loop_sources, **SOURCES}[name]}
-             for name, value in derived.items()]
-    return pd.DataFrame(rows)
+    return loop_settings_table(settings, SOURCES, derived)
 
 
 # Per-profile presets [ours]. cpu: Qwen2.5-Coder-0.5B writes a valid ACTION= in 78% of no-CoT
@@ -147,11 +144,7 @@ PRESETS = {
 
 def settings_for(profile: str, **overrides) -> RLFTSettings:
     """The profile's preset with ``overrides`` (None values ignored), checked."""
-    from dataclasses import replace
-
-    if profile not in PRESETS:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PRESETS)}")
-    return replace(PRESETS[profile], **{k: v for k, v in overrides.items() if v is not None}).check()
+    return from_preset(PRESETS, profile, **overrides)
 
 
 # -- one update ---------------------------------------------------------------------------------

@@ -142,13 +142,15 @@ SOURCES = {
 }
 
 
-def settings_rows(settings: RLFTBase, sources: dict) -> list[dict]:
-    """Every field of ``settings`` with its value and source (``sources`` first, then :data:`SOURCES`)."""
+def settings_table(settings: RLFTBase, sources: dict, derived: dict) -> pd.DataFrame:
+    """Every field of ``settings`` with its value and source, then the ``derived`` choices (name ->
+    value); sources from the game's ``sources`` first, then :data:`SOURCES`, "run" for none."""
     from dataclasses import fields
 
     both = {**SOURCES, **sources}
-    return [{"setting": f.name, "value": str(getattr(settings, f.name)), "source": both.get(f.name, "run")}
-            for f in fields(settings)]
+    rows = [{"setting": f.name, "value": str(getattr(settings, f.name))} for f in fields(settings)]
+    rows += [{"setting": name, "value": value} for name, value in derived.items()]
+    return pd.DataFrame([{**row, "source": both.get(row["setting"], "run")} for row in rows])
 
 
 class Trainer:

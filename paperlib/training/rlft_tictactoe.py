@@ -26,17 +26,17 @@ notebook says so. Open choices are settings with their sources (:data:`SOURCES`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from paperlib.training.checkpoints import RunDir, each_adapter
+from paperlib.training.checkpoints import RunDir, each_adapter, from_preset
 from paperlib.training.rlft_constants import GAE_GAMMA, GAE_LAMBDA, TICTACTOE_REWARD_MOMENTS
-from paperlib.training.rlft_loop import SOURCES as loop_sources
 from paperlib.stats import ALPHA
-from paperlib.training.rlft_loop import RLFTBase, before_after, change, settings_rows
+from paperlib.training.rlft_loop import RLFTBase, before_after, change
+from paperlib.training.rlft_loop import settings_table as loop_settings_table
 
 HELD_OUT_SEEDS = 5_000_000  # held-out games: HELD_OUT_SEEDS + g, the same for every adapter and cell
 TRAIN_SEEDS = 10_000_000  # training games, above every held-out seed
@@ -148,13 +148,10 @@ def settings_table(settings: TicTacToeSettings) -> pd.DataFrame:
     """Every setting with its value and source: notebook 16's table."""
     from paperlib.training.rlft_constants import VALUE_COEF
 
-    rows = settings_rows(settings, SOURCES)
     derived = {"reward": f"+1 / 0 / -1, {settings.penalty:g} if invalid", "baseline": "value head, GAE",
                "gae": f"gamma {GAE_GAMMA:g}, lambda {GAE_LAMBDA:g}", "value_head": f"value loss weight {VALUE_COEF:g}",
                "kl_estimator": "k3"}
-    rows += [{"setting": name, "value": value, "source": {**loop_sources, **SOURCES}[name]}
-             for name, value in derived.items()]
-    return pd.DataFrame(rows)
+    return loop_settings_table(settings, SOURCES, derived)
 
 
 # Per-profile presets [ours]. cpu: Qwen2.5-Coder-0.5B without CoT (16 tokens), the model that
@@ -170,9 +167,7 @@ PRESETS = {
 
 def settings_for(profile: str, **overrides) -> TicTacToeSettings:
     """The profile's preset with ``overrides`` (None values ignored), checked."""
-    if profile not in PRESETS:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PRESETS)}")
-    return replace(PRESETS[profile], **{k: v for k, v in overrides.items() if v is not None}).check()
+    return from_preset(PRESETS, profile, **overrides)
 
 
 # -- after training -------------------------------------------------------------------------------
