@@ -50,6 +50,9 @@ class Profile:
     # -- paper B, notebook 14: RLFT (the recipe is paperlib.training.rlft_bandits.PRESETS[profile])
     rlft_seed: int = 0  # the training runs' seed
     rlft_eval_instances: int = 64  # held-out instances per adapter [ours: notebook 11's 64 instances]
+    # [ours] models the positive control also trains (the recipe with only the model changed): the
+    # harder case of a model that rarely writes a valid action; the paper's models need none
+    rlft_control_models: tuple[str, ...] = ()
     # -- paper B, notebook 15: the exploration mechanisms (Fig. 8) on the main bandit
     explore_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b")
     explore_arms: int = 10
@@ -120,7 +123,7 @@ PROFILES = {
                      # -- paper A, notebooks 03-04
                      grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3,
                      # -- paper B, notebooks 14 and 15
-                     rlft_eval_instances=3, explore_models=("smollm2-135m",), explore_instances=2,
+                     rlft_eval_instances=3, rlft_control_models=("smollm2-135m",), explore_models=("smollm2-135m",), explore_instances=2,
                      explore_horizon=4, explore_cot=False, explore_tokens=4,
                      # -- paper B, notebook 16
                      ttt_cot_runs=(False,), ttt_games=2, ttt_budgets=(4,)),
@@ -148,6 +151,8 @@ PROFILES = {
                    grpo_val_episodes=10,
                    # -- paper B, notebook 14 [ours: time] 32 held-out instances per adapter, not 64
                    rlft_eval_instances=32,
+                   # Gemma 3 270M almost never writes a valid ACTION= (DESIGN.md): the issue's harder control
+                   rlft_control_models=("gemma3-270m",),
                    # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
                    # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
                    explore_models=("qwen2.5-coder-0.5b",), explore_instances=8, explore_cot=False,

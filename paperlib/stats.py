@@ -63,6 +63,16 @@ def difference_p(a, b) -> tuple[float, str]:
         return float(_st.mannwhitneyu(a, b, alternative="two-sided").pvalue), "mann-whitney"
     return welch(a, b)[1], "welch"
 
+def against(treatment, control) -> dict:
+    """``treatment`` against ``control``, the columns every before/after table gives: the
+    difference of means, its p and the test that gave it (:func:`difference_p`), and Hedges' g
+    with its 95% interval (:func:`hedges_g_ci`)."""
+    p, test = difference_p(treatment, control)
+    g, g_low, g_high = hedges_g_ci(treatment, control)
+    return {"difference": float(np.mean(treatment) - np.mean(control)), "p": p, "test": test, "g": g, "g_low": g_low,
+            "g_high": g_high}
+
+
 def hedges_g(treatment, control) -> float:
     """Standardised mean difference (treatment - control) with the small-sample correction."""
     a, b = np.asarray(treatment, float), np.asarray(control, float)

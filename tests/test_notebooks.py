@@ -296,9 +296,14 @@ def test_14_rlft_bandits(tmp_path, capsys):
     assert {"model", "cases", "repetitions"} <= set(stored.columns)
     for name in ("14_rlft_training", "14_rlft_held_out"):
         assert (figures / f"{name}.png").stat().st_size > 10_000
+    harder = pd.read_parquet(data / "14_harder_control_episodes.parquet")  # the control on the profile's other model
+    assert sorted(set(zip(harder["model"], harder["adapter"]))) == [("smollm2-135m", "RLFT"), ("smollm2-135m", "base")]
+    assert sorted(pd.read_parquet(data / "14_harder_control_log.parquet")["step"]) == [1, 2]
+    assert (tmp_path / "runs" / "rlft-smollm2-135m-seed0" / "checkpoint-2").is_dir()
     capsys.readouterr()
-    pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
-    assert capsys.readouterr().out.count("generate = False: reading ") == 3
+    again = pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
+    assert capsys.readouterr().out.count("generate = False: reading ") == 4
+    assert "**smollm2-135m**: Positive control: the held-out invalid-action share went from" in again.read_text()
 
 
 @pytest.mark.slow

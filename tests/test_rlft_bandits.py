@@ -18,6 +18,7 @@ from paperlib.training.rlft_bandits import (
     advantages_of,
     before_after,
     evaluate_adapters,
+    harder_control_sentence,
     settings_for,
     settings_table,
 )
@@ -111,6 +112,25 @@ def test_before_after_compares_each_adapter_with_the_base_model():
     assert table.loc[("last", "coverage"), "p"] == pytest.approx(1.0) and table.loc[("last", "coverage"), "g"] == 0
     with pytest.raises(ValueError, match="'last' was not played on the base model's held-out seeds$"):
         before_after(episodes.assign(seed=[7, 8, 9, 10, 1, 2, 3, 4]))
+
+
+def test_the_harder_control_says_why_nothing_moved():
+    def played(base_invalid, trained_invalid):
+        return pd.DataFrame({"adapter": ["base"] * 4 + ["RLFT"] * 4, "update": [0] * 4 + [3] * 4,
+                             "regret": 5.0, "coverage": 0.2, "invalid_steps": base_invalid + trained_invalid,
+                             "horizon": 4, "seed": [7, 8, 9, 10] * 2, "model": "m"})
+
+    def log(*invalid):
+        return pd.DataFrame({"step": range(1, len(invalid) + 1), "invalid_rate": invalid})
+
+    lowered = harder_control_sentence("m", log(1.0, 0.5, 0.25), played([4, 4, 4, 3], [0, 1, 0, 0]))
+    assert lowered.startswith("**m**: Positive control: the held-out invalid-action share went from 0.938")
+    assert "learns what the penalty asks for within this budget." in lowered and "regret and coverage" not in lowered
+    assert lowered.endswith("In training the invalid share went 1.000 → 0.250 over 3 updates.")
+    stuck = harder_control_sentence("m", log(1.0, 1.0, 1.0), played([4] * 4, [4] * 4))
+    assert "did not lower it significantly within this budget." in stuck and "every advantage zero" in stuck
+    weak = harder_control_sentence("m", log(1.0, 0.75, 1.0), played([4, 4, 3, 4], [4, 3, 4, 4]))
+    assert "Some updates held valid actions" in weak and "every advantage zero" not in weak
 
 
 # -- on SmolLM2 ----------------------------------------------------------------------------------

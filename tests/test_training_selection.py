@@ -175,3 +175,14 @@ def test_difference_p_falls_back_to_mann_whitney_only_where_welch_is_undefined()
     assert test == "mann-whitney" and p == pytest.approx(mannwhitneyu([1.0] * 30, [0.0] * 30).pvalue) and p < 1e-10
     p, test = difference_p([1.0] * 3, [1.0] * 3)
     assert math.isnan(p) and test == "none: no variation"
+
+
+def test_against_gives_the_difference_its_test_and_hedges_g():
+    from paperlib.stats import against, hedges_g_ci
+
+    a, b = [0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.5]
+    row = against(a, b)
+    assert row["difference"] == pytest.approx(0.5 - 0.875) and row["test"] == "welch"
+    assert (row["g"], row["g_low"], row["g_high"]) == pytest.approx(hedges_g_ci(a, b))
+    separated = against([0.0] * 5, [1.0] * 5)  # a complete separation: Mann-Whitney, g infinite
+    assert separated["test"] == "mann-whitney" and separated["g"] == -math.inf and math.isnan(separated["g_low"])

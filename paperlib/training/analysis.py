@@ -42,8 +42,9 @@ def curve(log: pd.DataFrame) -> dict:
 def compare(episodes: pd.DataFrame, column: str = "reward", baseline: str = "base",
             label: str = "selection") -> pd.DataFrame:
     """One row per (``label`` other than ``baseline``) x N: the adapter's and the base model's
-    mean ``column`` with 95% intervals, their difference, Welch's p and Hedges' g with its
-    interval. Both sides must hold the same evaluation seeds at that N."""
+    mean ``column`` with 95% intervals, and :func:`paperlib.stats.against`'s columns (the
+    difference, its p from Welch's test, or Mann-Whitney's where neither side varies, and
+    Hedges' g with its interval). Both sides must hold the same evaluation seeds at that N."""
     rows = []
     base = episodes[episodes[label] == baseline]
     for (name, n), group in episodes[episodes[label] != baseline].groupby([label, "n"], sort=False):
@@ -52,12 +53,9 @@ def compare(episodes: pd.DataFrame, column: str = "reward", baseline: str = "bas
             raise ValueError(f"{label} {name!r} at N = {n} was not played on the base model's seeds")
         mean, low, high = stats.mean_ci(group[column])
         base_mean, base_low, base_high = stats.mean_ci(control[column])
-        _, p = stats.welch(group[column], control[column])
-        g, g_low, g_high = stats.hedges_g_ci(group[column], control[column])
         rows.append({label: name, "n": int(n), "step": int(group["step"].iloc[0]), "episodes": len(group),
                      "mean": mean, "ci_low": low, "ci_high": high, "base_mean": base_mean, "base_ci_low": base_low,
-                     "base_ci_high": base_high, "difference": mean - base_mean, "p": p, "g": g, "g_low": g_low,
-                     "g_high": g_high})
+                     "base_ci_high": base_high, **stats.against(group[column], control[column])})
     return pd.DataFrame(rows)
 
 

@@ -280,8 +280,9 @@ def before_after(episodes: pd.DataFrame, metrics=METRICS, base: str = "base") ->
 
 
 
-def control_sentence(table: pd.DataFrame, adapter: str) -> str:
-    """The positive control: did the -5 penalty lower the held-out invalid-action share?"""
+def control_sentence(table: pd.DataFrame, adapter: str, gates: bool = True) -> str:
+    """The positive control: did the -5 penalty lower the held-out invalid-action share? With
+    ``gates``, what that means for the regret and coverage that follow."""
     rows = table.set_index(["adapter", "metric"])
     base, trained = rows.loc[("base", "invalid_share")], rows.loc[(adapter, "invalid_share")]
     lowered = trained["p"] < ALPHA and trained["difference"] < 0
@@ -289,10 +290,33 @@ def control_sentence(table: pd.DataFrame, adapter: str) -> str:
             f"[{base['ci_low']:.3f}, {base['ci_high']:.3f}] (base model) to {trained['mean']:.3f} "
             f"[{trained['ci_low']:.3f}, {trained['ci_high']:.3f}] (`{adapter}`, {int(trained['n'])} instances; "
             f"{change(trained)}). " + (
-                "The trainer learns what the penalty asks for within this budget; regret and coverage below can be read."
+                ("The trainer learns what the penalty asks for within this budget"
+                 + ("; regret and coverage below can be read." if gates else "."))
                 if lowered else
-                "The trainer did not lower it significantly within this budget, so no claim about regret or coverage "
-                "below is made from this run: it would need more updates, instances or a larger learning rate."))
+                ("The trainer did not lower it significantly within this budget"
+                 + (", so no claim about regret or coverage below is made from this run: it would need more updates, "
+                    "instances or a larger learning rate." if gates else "."))))
+
+
+def harder_control_sentence(model: str, log: pd.DataFrame, episodes: pd.DataFrame) -> str:
+    """The positive control on a model that rarely writes a valid action (the profile's
+    ``rlft_control_models``): its held-out invalid share before and after (``episodes``: the
+    base model's and the last adapter's, labelled ``base`` and ``RLFT``) and in training (``log``)."""
+    table = before_after(episodes)
+    trained = table.set_index(["adapter", "metric"]).loc[("RLFT", "invalid_share")]
+    invalid = log.sort_values("step")["invalid_rate"]
+    sentence = (f"**{model}**: " + control_sentence(table, "RLFT", gates=False)
+                + f" In training the invalid share went {invalid.iloc[0]:.3f} → {invalid.iloc[-1]:.3f} over "
+                  f"{len(invalid)} updates.")
+    if trained["p"] < ALPHA and trained["difference"] < 0:
+        return sentence
+    if (invalid == 1).all():
+        return sentence + (" No update held a single valid action, so every return was the penalty, every advantage "
+                           "zero, and the penalty gave no gradient: more updates alone would not move it. The model "
+                           "first needs valid actions to reinforce (a prompt or a few supervised examples that elicit "
+                           "the format, or many more samples per update).")
+    return sentence + (" Some updates held valid actions, so the penalty had a signal too weak for this budget: it would "
+                       "need more updates or instances.")
 
 
 def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, settings: RLFTSettings, adapters: dict) -> str:

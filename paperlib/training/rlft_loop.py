@@ -353,11 +353,11 @@ def train(settings: RLFTBase, out, stop_after: int | None = None, progress: bool
 
 def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=()) -> pd.DataFrame:
     """One row per adapter x ``within`` cell x metric of held-out episodes: the mean and its 95%
-    t interval, and against ``base`` in the same cell, the difference of means, its p and the
-    test that gave it (``paperlib.stats.difference_p``: Welch's, or Mann-Whitney's where neither
-    side varies), and Hedges' g with its interval. Every adapter must have played the base
+    t interval, and against ``base`` in the same cell :func:`paperlib.stats.against`'s columns
+    (the difference of means, its p and the test that gave it: Welch's, or Mann-Whitney's where
+    neither side varies; Hedges' g with its interval). Every adapter must have played the base
     model's seeds in that cell."""
-    from paperlib.stats import difference_p, hedges_g_ci, mean_ci
+    from paperlib.stats import against, mean_ci
 
     keys = [*within, "adapter", "update"]
     rows = []
@@ -373,11 +373,7 @@ def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=())
             mean, low, high = mean_ci(group[metric])
             row = {**cell, "update": int(cell["update"]), "model": group["model"].iloc[0], "metric": metric,
                    "mean": mean, "ci_low": low, "ci_high": high, "n": len(group)}
-            if label != base:
-                row["difference"] = mean - control[metric].mean()
-                row["p"], row["test"] = difference_p(group[metric], control[metric])
-                row["g"], row["g_low"], row["g_high"] = hedges_g_ci(group[metric], control[metric])
-            rows.append(row)
+            rows.append(row if label == base else {**row, **against(group[metric], control[metric])})
     return pd.DataFrame(rows)
 
 

@@ -255,7 +255,7 @@ METRICS = ("return", "invalid_share")
 def returns_table(episodes: pd.DataFrame, base: str = "base", within=("cell",)) -> pd.DataFrame:
     """One row per adapter x cell (x the other keys of ``within``) x metric (the game's return;
     the share of the agent's moves that were invalid): mean and 95% CI, and against the base
-    model in the same cell, Welch's p and Hedges' g with its interval (on the same games)."""
+    model in the same cell, :func:`paperlib.stats.against`'s columns (on the same games)."""
     episodes = episodes.assign(invalid_share=episodes["invalid_moves"] / episodes["moves"])
     return before_after(episodes, METRICS, base, within=within)
 
