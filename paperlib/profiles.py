@@ -53,6 +53,9 @@ class Profile:
     # [ours] models the positive control also trains (the recipe with only the model changed): the
     # harder case of a model that rarely writes a valid action; the paper's models need none
     rlft_control_models: tuple[str, ...] = ()
+    # the CoT ablation (paper B, Fig. 9b): the recipe again with its CoT flipped, at this many new
+    # tokens; 0: no ablation run. paper: without CoT at the paper's 16 no-CoT tokens
+    rlft_cot_ablation_tokens: int = 16
     # -- paper B, notebook 15: the exploration mechanisms (Fig. 8) on the main bandit
     explore_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b")
     explore_arms: int = 10
@@ -123,7 +126,8 @@ PROFILES = {
                      # -- paper A, notebooks 03-04
                      grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3,
                      # -- paper B, notebooks 14 and 15
-                     rlft_eval_instances=3, rlft_control_models=("smollm2-135m",), explore_models=("smollm2-135m",), explore_instances=2,
+                     rlft_eval_instances=3, rlft_control_models=("smollm2-135m",),
+                     rlft_cot_ablation_tokens=4, explore_models=("smollm2-135m",), explore_instances=2,
                      explore_horizon=4, explore_cot=False, explore_tokens=4,
                      # -- paper B, notebook 16
                      ttt_cot_runs=(False,), ttt_games=2, ttt_budgets=(4,)),
@@ -153,6 +157,8 @@ PROFILES = {
                    rlft_eval_instances=32,
                    # Gemma 3 270M almost never writes a valid ACTION= (DESIGN.md): the harder control
                    rlft_control_models=("gemma3-270m",),
+                   # [ours: time] no CoT ablation run yet: a CoT update costs several no-CoT ones
+                   rlft_cot_ablation_tokens=0,
                    # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
                    # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
                    explore_models=("qwen2.5-coder-0.5b",), explore_instances=8, explore_cot=False,

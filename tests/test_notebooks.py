@@ -300,10 +300,16 @@ def test_14_rlft_bandits(tmp_path, capsys):
     assert sorted(set(zip(harder["model"], harder["adapter"]))) == [("smollm2-135m", "RLFT"), ("smollm2-135m", "base")]
     assert sorted(pd.read_parquet(data / "14_harder_control_log.parquet")["step"]) == [1, 2]
     assert (tmp_path / "runs" / "rlft-smollm2-135m-seed0" / "checkpoint-2").is_dir()
+    ablation = pd.read_parquet(data / "14_cot_ablation_episodes.parquet")  # the smoke recipe thinks not; this one does
+    assert set(ablation["cot"]) == {True} and set(ablation["adapter"]) == {"base", "RLFT"}
+    assert set(ablation["seed"]) == set(episodes["seed"])
     capsys.readouterr()
     again = pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
-    assert capsys.readouterr().out.count("generate = False: reading ") == 4
-    assert "**smollm2-135m**: Positive control: the held-out invalid-action share went from" in again.read_text()
+    assert capsys.readouterr().out.count("generate = False: reading ") == 5
+    shown = again.read_text()
+    assert "**smollm2-135m**: Positive control: the held-out invalid-action share went from" in shown
+    assert "RLFT with CoT, base model → adapter on the same held-out instances: regret" in shown
+    assert "RLFT without CoT, base model → adapter" in shown
 
 
 @pytest.mark.slow

@@ -17,6 +17,8 @@ from paperlib.training.rlft_bandits import (
     RLFTSettings,
     advantages_of,
     before_after,
+    cot_ablation,
+    cot_ablation_sentence,
     evaluate_adapters,
     harder_control_sentence,
     settings_for,
@@ -131,6 +133,29 @@ def test_the_harder_control_says_why_nothing_moved():
     assert "did not lower it significantly within this budget." in stuck and "every advantage zero" in stuck
     weak = harder_control_sentence("m", log(1.0, 0.75, 1.0), played([4, 4, 3, 4], [4, 3, 4, 4]))
     assert "Some updates held valid actions" in weak and "every advantage zero" not in weak
+
+
+def test_the_cot_ablation_flips_the_recipes_chain_of_thought():
+    cpu = settings_for("cpu")
+    flipped = cot_ablation(cpu, 64)
+    assert (cpu.style, flipped.style, flipped.max_new_tokens) == ("no_cot", "cot", 64)
+    assert cot_ablation(flipped, 16).style == "no_cot" and cot_ablation(flipped, 16).model == cpu.model
+    with pytest.raises(ValueError, match="max_new_tokens must be at least 1"):
+        cot_ablation(cpu, 0)
+
+
+def test_the_cot_ablation_sentence_gives_each_styles_change():
+    rows = []
+    for cot, trained in ((False, [3.0, 3.1, 2.9, 3.0]), (True, [1.0, 1.2, 0.9, 1.1])):
+        rows += [{"adapter": "base", "update": 0, "cot": cot, "regret": r, "coverage": 0.2, "invalid_steps": 0,
+                  "horizon": 4, "seed": s, "model": "m"} for s, r in zip(range(4), [3.0, 3.2, 2.8, 3.0])]
+        rows += [{"adapter": "RLFT", "update": 2, "cot": cot, "regret": r, "coverage": 0.2, "invalid_steps": 0,
+                  "horizon": 4, "seed": s, "model": "m"} for s, r in zip(range(4), trained)]
+    sentence = cot_ablation_sentence(before_after(pd.DataFrame(rows), within=("cot",)))
+    with_cot, without, paper = sentence.split("\n\n")
+    assert with_cot.startswith("RLFT with CoT") and "regret 3.000 → 1.050 (lower, p = " in with_cot
+    assert without.startswith("RLFT without CoT") and "regret 3.000 → 3.000 (no significant change" in without
+    assert "Fig. 9b" in paper
 
 
 # -- on SmolLM2 ----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ and source (:data:`SOURCES`, :func:`settings_table`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -216,6 +216,41 @@ def evaluate_adapters(out, adapters: dict, instances: int, rollouts_dir=None, pr
     return pd.concat(played_episodes, ignore_index=True), pd.concat(played_steps, ignore_index=True)
 
 
+def train_and_evaluate(settings: RLFTSettings, out, instances: int, progress: bool = True
+                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Train ``settings`` in ``out`` (resuming what it holds), then play the base model (``base``)
+    and the last adapter (``RLFT``) on ``instances`` held-out instances: (the training log, the
+    held-out episodes). Notebook 14's runs beside its main recipe (the harder control, the CoT
+    ablation)."""
+    from paperlib.training.rlft_loop import train
+
+    log = train(settings, out, progress=progress, postfix=("invalid_rate", "regret"))
+    episodes, _ = evaluate_adapters(out, {"base": None, "RLFT": settings.updates}, instances, progress=progress)
+    return log, episodes
+
+
+def cot_ablation(recipe: RLFTSettings, tokens: int) -> RLFTSettings:
+    """The recipe with its chain of thought flipped (the paper's CoT ablation): without CoT if it
+    thinks, with CoT if it does not, at ``tokens`` new tokens."""
+    return replace(recipe, style="no_cot" if recipe.style == "cot" else "cot", max_new_tokens=tokens).check()
+
+
+def cot_ablation_sentence(table: pd.DataFrame) -> str:
+    """RLFT with and without CoT (``before_after`` within ``cot`` of each style's base model and
+    adapter): each metric's change per style, beside what paper B reports."""
+    rows = table.set_index(["cot", "adapter", "metric"])
+    lines = []
+    for cot in sorted(set(table["cot"]), reverse=True):
+        cells = [f"{metric.replace('_', ' ')} {rows.loc[(cot, 'base', metric), 'mean']:.3f} → "
+                 f"{rows.loc[(cot, 'RLFT', metric), 'mean']:.3f} ({change(rows.loc[(cot, 'RLFT', metric)])})"
+                 for metric in METRICS]
+        lines.append(f"RLFT {'with' if cot else 'without'} CoT, base model → adapter on the same held-out instances: "
+                     + "; ".join(cells) + ".")
+    lines.append("Paper B reports RLFT without CoT doing much worse than with it (Fig. 9b, on tic-tac-toe; it gives no "
+                 "number for the bandits).")
+    return "\n\n".join(lines)
+
+
 def references(settings: RLFTSettings, instances: int, agents=("ucb", "random")) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The classic agents on the held-out instances :func:`evaluate_adapters` plays (the paper's
     references in its Fig. 6): rows labelled like an adapter's (``adapter`` = the agent)."""
@@ -272,11 +307,11 @@ def frequency_bias_sentence(table: pd.DataFrame, reported: pd.DataFrame) -> str:
 METRICS = ("regret", "coverage", "invalid_share")
 
 
-def before_after(episodes: pd.DataFrame, metrics=METRICS, base: str = "base") -> pd.DataFrame:
-    """One row per adapter x metric on held-out bandits (``rlft_loop.before_after``), the
-    invalid-action share being invalid steps over the horizon."""
+def before_after(episodes: pd.DataFrame, metrics=METRICS, base: str = "base", within=()) -> pd.DataFrame:
+    """One row per adapter (x ``within`` cell) x metric on held-out bandits
+    (``rlft_loop.before_after``), the invalid-action share being invalid steps over the horizon."""
     return loop_before_after(episodes.assign(invalid_share=episodes["invalid_steps"] / episodes["horizon"]), metrics,
-                             base)
+                             base, within)
 
 
 
