@@ -221,7 +221,7 @@ def test_held_out_evaluation_plays_each_adapter_on_the_same_instances(smoke_run)
     assert set(episodes.loc[episodes["adapter"] == "last", "adapter_hash"]) == {log["adapter_hash"].iloc[-1]}
     again, _ = evaluate_adapters(run.path, {"base": None, "last": 2}, instances=3, progress=False)  # from the stores
     pd.testing.assert_frame_equal(again.reset_index(drop=True), episodes.reset_index(drop=True))
-    with pytest.raises(ValueError, match="holds 3 held-out instances, not 4"):
+    with pytest.raises(ValueError, match="holds 3 held-out episodes, not 4"):
         evaluate_adapters(run.path, {"base": None}, instances=4, progress=False)
     with pytest.raises(ValueError, match="no saved adapter of step 7"):
         evaluate_adapters(run.path, {"late": 7}, instances=3, progress=False)

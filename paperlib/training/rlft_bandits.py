@@ -25,7 +25,6 @@ and source (:data:`SOURCES`, :func:`settings_table`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,7 +33,7 @@ from paperlib.bandits.env import NOISE_SIGMA, BanditSpec
 from paperlib.bandits.prompts import STYLES
 from paperlib.stats import ALPHA
 from paperlib.training.checkpoints import RunDir, each_adapter, from_preset
-from paperlib.training.rlft_loop import RLFTBase, change
+from paperlib.training.rlft_loop import RLFTBase, change, held_out
 from paperlib.training.rlft_loop import before_after as loop_before_after
 from paperlib.training.rlft_loop import settings_table as loop_settings_table
 
@@ -184,36 +183,19 @@ def evaluate_adapters(out, adapters: dict, instances: int, rollouts_dir=None, pr
     One store per label under ``rollouts_dir`` (default: the run's ``evaluation/``): a rerun
     with the same instances plays nothing. Rows carry ``adapter``, ``update`` (0: base) and
     ``adapter_hash``."""
-    from paperlib.backends.hf import HFBackend
     from paperlib.bandits.llm import LLMAgent
     from paperlib.bandits.runner import run_bandit
-    from paperlib.data import RolloutStore
 
-    s, run = RLFTSettings.of_run(out), RunDir(out)
-    directory = Path(rollouts_dir) if rollouts_dir is not None else run.path / "evaluation"
-    played_episodes, played_steps = [], []
-    pending = {}
-    for label in adapters:
-        store = RolloutStore(directory / label)
-        held = store.episodes()
-        if len(held) == instances:
-            played_episodes.append(held)
-            played_steps.append(store.steps())
-        else:
-            pending[label] = adapters[label]
-            if len(held):
-                raise ValueError(f"{directory / label} holds {len(held)} held-out instances, not {instances}: "
-                                 f"delete it to play them again")
-    for label, update, model, tokenizer, hashed in (each_adapter(run, s.model, pending) if pending else ()):
-        agent = LLMAgent(HFBackend(s.model, lm=model, tokenizer=tokenizer, max_batch=instances), style=s.style,
-                         decision="free", temperature=s.eval_temperature, max_new_tokens=s.max_new_tokens, seed=s.seed)
-        labels = {"adapter": label, "update": update, "adapter_hash": hashed, "bonus": s.bonus}
-        episodes, steps = run_bandit(agent, s.spec, instances, seed=HELD_OUT_SEEDS, labels=labels, progress=progress)
-        steps = steps.assign(adapter=label)
-        RolloutStore(directory / label).append(episodes, steps)
-        played_episodes.append(episodes)
-        played_steps.append(steps)
-    return pd.concat(played_episodes, ignore_index=True), pd.concat(played_steps, ignore_index=True)
+    s = RLFTSettings.of_run(out)
+
+    def play(backend, _, labels):
+        agent = LLMAgent(backend, style=s.style, decision="free", temperature=s.eval_temperature,
+                         max_new_tokens=s.max_new_tokens, seed=s.seed)
+        return run_bandit(agent, s.spec, instances, seed=HELD_OUT_SEEDS, labels={**labels, "bonus": s.bonus},
+                          progress=progress)
+
+    directory = rollouts_dir if rollouts_dir is not None else RunDir(out).path / "evaluation"
+    return held_out(out, adapters, {"": None}, instances, directory, play)
 
 
 def train_and_evaluate(settings: RLFTSettings, out, instances: int, progress: bool = True

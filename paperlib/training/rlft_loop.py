@@ -351,6 +351,49 @@ def train(settings: RLFTBase, out, stop_after: int | None = None, progress: bool
     return run.log()
 
 
+def held_out(out, adapters: dict, cells: dict, size: int, directory, play) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Held-out rollouts of the run in ``out`` under each of ``adapters`` (label -> a saved
+    update, or None for the base model) in each of ``cells`` (name -> the game's cell; the name
+    "" for a game with one), ``size`` episodes each: one resumable store per label and cell under
+    ``directory`` (``<label>/<cell name>``). A complete store is read, a partial one refused in
+    one line, and the model loads only when something is missing: each adapter that lacks a
+    cell loads once and plays it with ``play(backend, cell, labels)`` -> (episodes, steps),
+    ``labels`` being ``adapter``, ``update`` (0: base), ``adapter_hash`` and, in a named cell,
+    ``cell``. Step rows carry ``adapter`` (and ``cell``) too."""
+    from pathlib import Path
+
+    from paperlib.backends.hf import HFBackend
+    from paperlib.data import RolloutStore
+    from paperlib.training.checkpoints import each_adapter
+
+    run, directory = RunDir(out), Path(directory)
+    played_episodes, played_steps, pending = [], [], {}
+    for label in adapters:
+        for name in cells:
+            store = RolloutStore(directory / label / name)
+            held = store.episodes()
+            if len(held) == size:
+                played_episodes.append(held)
+                played_steps.append(store.steps())
+            elif len(held):
+                raise ValueError(f"{store.path} holds {len(held)} held-out episodes, not {size}: delete it to play "
+                                 "them again")
+            else:
+                pending.setdefault(label, []).append(name)
+    model_name = run.config()["model"]
+    todo = {label: adapters[label] for label in pending}
+    for label, update, model, tokenizer, hashed in (each_adapter(run, model_name, todo) if todo else ()):
+        backend = HFBackend(model_name, lm=model, tokenizer=tokenizer, max_batch=size)
+        for name in pending[label]:
+            labels = {"adapter": label, "update": update, "adapter_hash": hashed, **({"cell": name} if name else {})}
+            episodes, steps = play(backend, cells[name], labels)
+            steps = steps.assign(adapter=label, **({"cell": name} if name else {}))
+            RolloutStore(directory / label / name).append(episodes, steps)
+            played_episodes.append(episodes)
+            played_steps.append(steps)
+    return pd.concat(played_episodes, ignore_index=True), pd.concat(played_steps, ignore_index=True)
+
+
 def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=()) -> pd.DataFrame:
     """One row per adapter x ``within`` cell x metric of held-out episodes: the mean and its 95%
     t interval, and against ``base`` in the same cell :func:`paperlib.stats.against`'s columns

@@ -27,15 +27,14 @@ notebook says so. Open choices are settings with their sources (:data:`SOURCES`)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from paperlib.training.checkpoints import RunDir, each_adapter, from_preset
+from paperlib.training.checkpoints import RunDir, from_preset
 from paperlib.training.rlft_constants import GAE_GAMMA, GAE_LAMBDA, TICTACTOE_REWARD_MOMENTS
 from paperlib.stats import ALPHA
-from paperlib.training.rlft_loop import RLFTBase, before_after, change
+from paperlib.training.rlft_loop import RLFTBase, before_after, change, held_out
 from paperlib.training.rlft_loop import settings_table as loop_settings_table
 
 HELD_OUT_SEEDS = 5_000_000  # held-out games: HELD_OUT_SEEDS + g, the same for every adapter and cell
@@ -197,44 +196,23 @@ def evaluate(out, adapters: dict, cells: list[Cell], games: int, rollouts_dir=No
     under ``rollouts_dir`` (default: the run's ``evaluation/``); a rerun plays only what is
     missing, and loads no model when nothing is. Rows carry ``adapter``, ``update`` (0: base),
     ``adapter_hash``, ``cell`` and the cell's settings."""
-    from paperlib.backends.hf import HFBackend
-    from paperlib.data import RolloutStore
     from paperlib.tictactoe.llm import LLMAgent
     from paperlib.tictactoe.runner import run_games
 
-    s, run = TicTacToeSettings.of_run(out), RunDir(out)
-    directory = Path(rollouts_dir) if rollouts_dir is not None else run.path / "evaluation"
-    played_episodes, played_steps, pending = [], [], {}
-    for label in adapters:
-        for cell in cells:
-            store = RolloutStore(directory / label / cell.name(s))
-            held = store.episodes()
-            if len(held) == games:
-                played_episodes.append(held)
-                played_steps.append(store.steps())
-            elif len(held):
-                raise ValueError(f"{store.path} holds {len(held)} held-out games, not {games}: delete it to play "
-                                 "them again")
-            else:
-                pending.setdefault(label, []).append(cell)
-    todo = {label: adapters[label] for label in pending}
-    for label, update, model, tokenizer, hashed in (each_adapter(run, s.model, todo) if todo else ()):
-        backend = HFBackend(s.model, lm=model, tokenizer=tokenizer, max_batch=games)
-        for cell in pending[label]:
-            agent = LLMAgent(backend, cot=s.cot if cell.cot is None else cell.cot, decision="free",
-                             temperature=s.eval_temperature, max_new_tokens=cell.max_new_tokens or s.max_new_tokens,
-                             seed=s.seed)
-            labels = {"adapter": label, "update": update, "adapter_hash": hashed, "cell": cell.name(s)}
-            episodes, steps = run_games(agent, cell.opponent, games, HELD_OUT_SEEDS, cell.legal_in_prompt,
-                                        labels=labels)
-            steps = steps.assign(adapter=label, cell=cell.name(s))
-            RolloutStore(directory / label / cell.name(s)).append(episodes, steps)
-            played_episodes.append(episodes)
-            played_steps.append(steps)
-            if progress:
-                print(f"{label} against {cell.name(s)}: mean return {episodes['return'].mean():.2f} "
-                      f"over {games} games")
-    return pd.concat(played_episodes, ignore_index=True), pd.concat(played_steps, ignore_index=True)
+    s = TicTacToeSettings.of_run(out)
+
+    def play(backend, cell, labels):
+        agent = LLMAgent(backend, cot=s.cot if cell.cot is None else cell.cot, decision="free",
+                         temperature=s.eval_temperature, max_new_tokens=cell.max_new_tokens or s.max_new_tokens,
+                         seed=s.seed)
+        episodes, steps = run_games(agent, cell.opponent, games, HELD_OUT_SEEDS, cell.legal_in_prompt, labels=labels)
+        if progress:
+            print(f"{labels['adapter']} against {labels['cell']}: mean return {episodes['return'].mean():.2f} "
+                  f"over {games} games")
+        return episodes, steps
+
+    directory = rollouts_dir if rollouts_dir is not None else RunDir(out).path / "evaluation"
+    return held_out(out, adapters, {cell.name(s): cell for cell in cells}, games, directory, play)
 
 
 def references(settings: TicTacToeSettings, cells: list[Cell], games: int, agents=OPPONENTS) -> pd.DataFrame:
