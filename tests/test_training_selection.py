@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from paperlib import stats
+from paperlib import paths, stats
 from paperlib.training.selection import RULES, best_train, best_val, last, select
 
 
@@ -186,3 +186,22 @@ def test_against_gives_the_difference_its_test_and_hedges_g():
     assert (row["g"], row["g_low"], row["g_high"]) == pytest.approx(hedges_g_ci(a, b))
     separated = against([0.0] * 5, [1.0] * 5)  # a complete separation: Mann-Whitney, g infinite
     assert separated["test"] == "mann-whitney" and separated["g"] == -math.inf and math.isnan(separated["g_low"])
+
+
+def test_the_null_result_sentence_names_a_mealless_higher_reward_and_the_test_used():
+    from paperlib.training.analysis import compare, control_sentence, null_result_sentence
+
+    reported = pd.read_csv(paths.PAPER_REPORTED)
+    base = {"selection": "base", "step": 0, "n": 5, "reward": [0.6, 0.8, 0.7, 0.9], "meals_total": [1, 0, 2, 1]}
+    stopped = {"selection": "last", "step": 16, "n": 5, "reward": [1.0] * 4, "meals_total": 0}  # acts no more
+    episodes = pd.concat([pd.DataFrame(base), pd.DataFrame(stopped)], ignore_index=True).assign(seed=[0, 1, 2, 3] * 2)
+    control = compare(episodes.assign(valid_share=[0.2, 0.3, 0.2, 0.3, 1.0, 1.0, 1.0, 1.0]), column="valid_share")
+    sentence = null_result_sentence(compare(episodes), reported, "m", control, episodes)
+    assert "N = 5: 0.750 → 1.000 (Welch p = " in sentence and "significantly higher" in sentence
+    assert "No philosopher ate in any episode of `last` at N = 5: a higher reward there is the paper reward's " \
+           "degenerate maximum" in sentence
+    eating = episodes.assign(meals_total=1)
+    assert "degenerate" not in null_result_sentence(compare(eating), reported, "m", control, eating)
+    separated = compare(episodes.assign(valid_share=[0.0] * 4 + [1.0] * 4), column="valid_share")
+    assert "(Mann-Whitney, as neither side varies, p = " in control_sentence(separated)
+    assert "Hedges' g unbounded: neither side varies): significantly higher" in control_sentence(separated)

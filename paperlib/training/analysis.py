@@ -4,9 +4,9 @@
   beat the last (paper A: the reward peaked at step 9; the saved step 15 was worse than
   several earlier steps).
 - :func:`compare`: each adapter's episodes against the base model's at each N, on the
-  same evaluation seeds: means with 95% t intervals, Welch's t-test (scipy) and Hedges' g
-  with its small-sample correction and 95% interval (``paperlib.stats``), adapter minus
-  base.
+  same evaluation seeds: means with 95% t intervals, Welch's t-test (scipy; Mann-Whitney's
+  where neither side varies) and Hedges' g with its small-sample correction and 95%
+  interval (``paperlib.stats.against``), adapter minus base.
 - :func:`null_result_sentence` and :func:`control_sentence`: what the tables support,
   written from their numbers; :func:`curve_claims_table` and :func:`null_result_claims_table`:
   the same readings in the claims schema (``paperlib.claims``).
@@ -79,8 +79,17 @@ def learned(control: pd.DataFrame) -> bool:
     return bool(len(control)) and bool(((control["p"] < ALPHA) & (control["difference"] > 0)).all())
 
 
-def _p(p: float) -> str:
-    return f"p = {p:.2g}" if p == p else "no test: every episode scored the same"
+def _test(row) -> str:
+    """A :func:`compare` row's test and p, in words."""
+    if row.p != row.p:
+        return "no test: every episode scored the same"
+    return f"{'Welch' if row.test == 'welch' else 'Mann-Whitney, as neither side varies,'} p = {row.p:.2g}"
+
+
+def _g(row) -> str:
+    if math.isinf(row.g):
+        return "Hedges' g unbounded: neither side varies"
+    return f"Hedges' g = {row.g:.2f} [{row.g_low:.2f}, {row.g_high:.2f}]"
 
 
 def _verdict(row) -> str:
@@ -94,7 +103,7 @@ def control_sentence(table: pd.DataFrame, column: str = "valid share") -> str:
     parts = [f"at N = {r.n} the trained adapter (step {r.step}) has a {column} of {r.mean:.2f} "
              f"[{r.ci_low:.2f}, {r.ci_high:.2f}] against the base model's {r.base_mean:.2f} "
              f"[{r.base_ci_low:.2f}, {r.base_ci_high:.2f}] on {r.episodes} held-out episodes "
-             f"(Welch {_p(r.p)}, Hedges' g = {r.g:.2f} [{r.g_low:.2f}, {r.g_high:.2f}]): {_verdict(r._asdict())}"
+             f"({_test(r)}, {_g(r)}): {_verdict(r._asdict())}"
              for r in table.itertuples()]
     verdict = ("The trainer learns a learnable reward within this budget, so a null result under the paper's reward "
                "below is not the trainer's failure to learn." if learned(table) else
@@ -103,16 +112,19 @@ def control_sentence(table: pd.DataFrame, column: str = "valid share") -> str:
     return "Positive control: " + "; ".join(parts) + ". " + verdict
 
 
-def null_result_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str, control: pd.DataFrame) -> str:
+def null_result_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str, control: pd.DataFrame,
+                         episodes: pd.DataFrame) -> str:
     """What the base-vs-adapter table supports, per selection rule, beside paper A's numbers
     (rows A05, A08, A09, A10 of ``reported``), read in the light of the positive control
-    (``control``: :func:`compare`'s table of notebook 03's held-out test)."""
+    (``control``: :func:`compare`'s table of notebook 03's held-out test). An adapter
+    significantly above the base model at an N where none of its ``episodes`` (the table's)
+    has a meal is named as sitting at the paper reward's degenerate maximum (notebook 01)."""
     paper = reported.set_index("id")["value"]
     lines = [f"Paper A (Qwen3-14B, N = 5): base {paper['A05']}, GRPO {paper['A08']}, Welch p = {paper['A09']}, "
              f"Hedges' g = {paper['A10']}; not significant at N = 10 and 15 either."]
     for selection, rows in table.groupby("selection", sort=False):
-        cells = "; ".join(f"N = {r.n}: {r.base_mean:.3f} → {r.mean:.3f} ({_p(r.p)}, g = {r.g:.2f} "
-                          f"[{r.g_low:.2f}, {r.g_high:.2f}], {_verdict(r._asdict())})" for r in rows.itertuples())
+        cells = "; ".join(f"N = {r.n}: {r.base_mean:.3f} → {r.mean:.3f} ({_test(r)}, {_g(r)}, "
+                          f"{_verdict(r._asdict())})" for r in rows.itertuples())
         lines.append(f"Ours ({model}, adapter `{selection}`, step {int(rows['step'].iloc[0])}): {cells}.")
     significant = table[table["p"] < ALPHA]
     if significant.empty:
@@ -127,6 +139,13 @@ def null_result_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str
         cells = ", ".join(f"`{r.selection}` at N = {r.n} ({'higher' if r.difference > 0 else 'lower'})"
                           for r in significant.itertuples())
         lines.append(f"Unlike the paper, some adapters differ significantly from the base model: {cells}.")
+        meals = episodes.groupby(["selection", "n"])["meals_total"].sum()
+        mealless = [f"`{r.selection}` at N = {r.n}" for r in significant.itertuples()
+                    if r.difference > 0 and meals[(r.selection, r.n)] == 0]
+        if mealless:
+            lines.append(f"No philosopher ate in any episode of {', '.join(mealless)}: a higher reward there is the "
+                         "paper reward's degenerate maximum (1.0 with no meal, notebook 01), reached by not acting "
+                         "rather than by coordinating; the shaped reward above does not pay it.")
     return "\n\n".join(lines)
 
 
