@@ -6,6 +6,7 @@ saved by ``savefig`` under figures/.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -279,13 +280,17 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
 
 def reward_by_selection(episodes, column="reward", order=None):
     """Per-episode ``column`` for the base model and each selected adapter, one panel per N
-    (box and every episode as a point, placed without random jitter)."""
+    (box and every episode as a point, placed without random jitter; where many episodes score
+    the same, as at the reward's maximum, the points that do not fit side by side overlap, and
+    seaborn's warning that says so is silenced)."""
     ns = sorted(episodes["n"].unique())
     fig, axes = plt.subplots(1, len(ns), figsize=(4.4 * len(ns), 3.8), sharey=True, squeeze=False)
     for ax, n in zip(axes[0], ns):
         cell = episodes[episodes["n"] == n]
         sns.boxplot(data=cell, x="selection", y=column, order=order, color="0.85", fliersize=0, ax=ax)
-        sns.swarmplot(data=cell, x="selection", y=column, order=order, size=2.5, alpha=0.7, ax=ax)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", r".* of the points cannot be placed", UserWarning)
+            sns.swarmplot(data=cell, x="selection", y=column, order=order, size=2.5, alpha=0.7, ax=ax)
         ax.set(title=f"N = {n}", xlabel="adapter", ylabel=f"episode {column}")
         ax.tick_params(axis="x", rotation=20)
     fig.tight_layout()

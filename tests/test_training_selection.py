@@ -162,6 +162,9 @@ def test_the_curve_and_the_null_result_become_claims():
     assert claims_of.loc["A10", "verdict"] == "supports"
     assert claims_of.loc["A10", "ours_low"] < 0 < claims_of.loc["A10", "ours_high"]
     assert list(claims_of.loc[["A11", "A12"], "verdict"]) == ["cannot test", "cannot test"]  # no N = 10, 15 here
+    fed = null_result_claims_table(compare(episodes), "x", "cpu", "m", episodes=episodes.assign(
+        meals_total=[1, 2, 0, 0, 0, 0])).set_index("reported")
+    assert fed.loc["A09", "note"].endswith("3 episodes; meals per episode: base 1.00, adapter 0.00")
 
 
 def test_difference_p_falls_back_to_mann_whitney_only_where_welch_is_undefined():

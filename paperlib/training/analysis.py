@@ -200,11 +200,14 @@ def curve_claims_table(log: pd.DataFrame, source, profile: str, model: str) -> p
 
 
 def null_result_claims_table(table: pd.DataFrame, source, profile: str, model: str,
-                             selection: str = "last") -> pd.DataFrame:
+                             selection: str = "last", episodes: pd.DataFrame | None = None) -> pd.DataFrame:
     """Notebook 04's table in the claims schema, for the paper's selection rule: Welch's p at
     N = 5 (A09), Hedges' g at N = 5 (A10: its interval covers 0) and p at N = 10 and 15 (A11,
-    A12); the paper's effect is the null result, no significant difference."""
+    A12); the paper's effect is the null result, no significant difference. With ``episodes``
+    (the table's), each p's note gives both sides' meals per episode, so a reward reached
+    without eating is visible beside the verdict."""
     rows = table[table["selection"] == selection].set_index("n")
+    meals = episodes.groupby(["selection", "n"])["meals_total"].mean() if episodes is not None else None
     missing = {"ours": math.nan, "shown": pd.NA, "note": "not evaluated at this N on this profile"}
     claims = []
     for reported, n in (("A09", 5), ("A11", 10), ("A12", 15)):
@@ -213,7 +216,9 @@ def null_result_claims_table(table: pd.DataFrame, source, profile: str, model: s
         if n in rows.index:
             r = rows.loc[n]
             claim.update(ours=r["p"], shown=r["p"] >= ALPHA if r["p"] == r["p"] else pd.NA,
-                         note=f"base {r['base_mean']:.3f}, adapter {r['mean']:.3f}, {int(r['episodes'])} episodes")
+                         note=f"base {r['base_mean']:.3f}, adapter {r['mean']:.3f}, {int(r['episodes'])} episodes"
+                              + (f"; meals per episode: base {meals[('base', n)]:.2f}, adapter "
+                                 f"{meals[(selection, n)]:.2f}" if meals is not None else ""))
         claims.append(claim)
     claim = {"reported": "A10", "what": f"Hedges' g, GRPO ({selection} adapter) vs base, N = 5", "model": model,
              "effect_if": "a 95% interval that covers 0", **missing}
