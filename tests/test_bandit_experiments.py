@@ -296,4 +296,9 @@ def test_notebook_15_plays_every_mechanism_and_tests_each_against_none():
     assert table.loc["try_all", "regret"] == 3.0 and table.loc["try_all", "regret_p"] < 0.05
     assert pd.isna(table.loc["none", "regret_p"]) and pd.isna(table.loc["ucb", "regret_p"])
     sentence = experiments.exploration_sentences(table.reset_index())
-    assert sentence.startswith("- **m** without a mechanism: coverage 0.30, regret 6.00. try_all: coverage 1.00 (up")
+    assert sentence.startswith("- **m** without a mechanism: coverage 0.30, regret 6.00, 0% of its steps invalid (each "
+                               "played as a random arm). try_all: coverage 1.00 (up")
+    assert "random fallback" not in sentence
+    mostly_invalid = experiments.exploration_table(episodes.assign(invalid_steps=8), steps)
+    assert "Most of m's steps are invalid, so its coverage is mostly the random fallback's" in \
+        experiments.exploration_sentences(mostly_invalid)
