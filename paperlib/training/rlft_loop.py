@@ -376,7 +376,7 @@ def held_out(out, adapters: dict, cells: dict, size: int, directory, play) -> tu
                 played_episodes.append(held)
                 played_steps.append(store.steps())
             elif len(held):
-                raise ValueError(f"{store.path} holds {len(held)} held-out episodes, not {size}: delete it to play "
+                raise ValueError(f"{store.directory} holds {len(held)} held-out episodes, not {size}: delete it to play "
                                  "them again")
             else:
                 pending.setdefault(label, []).append(name)
