@@ -328,10 +328,11 @@ def harder_control_sentence(model: str, log: pd.DataFrame, episodes: pd.DataFram
     if trained["p"] < ALPHA and trained["difference"] < 0:
         return sentence
     if (invalid == 1).all():
-        return sentence + (" No update held a single valid action, so every return was the penalty, every advantage "
-                           "zero, and the penalty gave no gradient: more updates alone would not move it. The model "
-                           "first needs valid actions to reinforce (a prompt or a few supervised examples that elicit "
-                           "the format, or many more samples per update).")
+        return sentence + (" No update held a single valid action, so every step paid the same penalty and the "
+                           "advantages followed only the random fallback arms' rewards: the penalty gave no signal "
+                           "about the format, and more updates alone would not move it. The model first needs valid "
+                           "actions to reinforce (a prompt or a few supervised examples that elicit the format, or "
+                           "many more samples per update).")
     return sentence + (" Some updates held valid actions, so the penalty had a signal too weak for this budget: it would "
                        "need more updates or instances.")
 
