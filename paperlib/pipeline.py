@@ -5,7 +5,8 @@ the committed notebooks stay without outputs. While a notebook runs, what it pri
 and its progress bars stream to the console; a failing notebook stops the run with
 one line naming it and the failing cell's error. After each notebook the data files
 it changed are recorded in the data directory's MANIFEST.json, and at the end of the
-run build/index.html links every executed notebook and figure.
+run build/index.html links every executed notebook and figure. One run at a time: a second,
+while one is in progress, stops in one line (:func:`one_run_at_a_time`).
 
 Every notebook has a ``generate`` parameter: ``True`` plays its rollouts afresh (what
 ``./reproduce.sh`` passes), ``False`` rebuilds its tables and figures from the data
@@ -20,6 +21,7 @@ import json
 import os
 import sys
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
@@ -29,6 +31,7 @@ from paperlib import paths
 from paperlib.profiles import PROFILES
 
 MANIFEST = "MANIFEST.json"
+LOCK = "notebooks.lock"  # under build/: held by the run of the notebooks in progress
 PROGRESS_EVERY = 10.0  # seconds between two console lines of one progress bar
 
 
@@ -228,6 +231,30 @@ def write_index(notebooks_dir: str | os.PathLike, figures_dir: str | os.PathLike
     return index
 
 
+@contextmanager
+def one_run_at_a_time(lock: Path):
+    """Hold ``lock`` for a run of the notebooks. A second run while one holds it stops in one line
+    naming the first: both would write the same executed notebooks, and each would record the
+    other's data files as its own in the manifest (and on a small machine they slow each other
+    several-fold). The lock is the kernel's, so a killed run leaves none behind."""
+    import fcntl
+
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise OSError(f"another run of the notebooks is in progress ({holder}): wait for it to end; "
+                          "two runs would record each other's data files in the manifest") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}, started {datetime.now(timezone.utc).isoformat(timespec='seconds')}\n")
+        handle.flush()
+        yield
+
+
 def run(profile: str, only: list[str] | None = None, generate: bool = True) -> int:
     """Run the selected notebooks; returns the exit status (1 when a notebook failed). A failed
     notebook is reported in one line and the run goes on to the next (a later notebook that
@@ -238,27 +265,28 @@ def run(profile: str, only: list[str] | None = None, generate: bool = True) -> i
     how = "plays its rollouts afresh (generate = True)" if generate else \
         f"reads {paths.relative(data_dir)}/ (generate = False, --from-data)"
     failed = []
-    try:
-        for notebook in notebooks(only):
-            started = time.monotonic()
-            before = snapshot(data_dir)
-            print(f"[{profile}] {notebook.name} {how} ...", flush=True)
-            try:
-                executed = execute(notebook, profile, generate=generate)
-            except PapermillExecutionError as error:
-                reason = f"{error.ename}: {error.evalue}".splitlines()[0]
-                print(f"[{profile}] {notebook.name} failed in cell {error.exec_count}: {reason} "
-                      f"(the cell's traceback: {paths.relative(paths.EXECUTED_NOTEBOOKS / notebook.name)})",
-                      file=sys.stderr, flush=True)
-                failed.append(notebook.name)
-                continue
-            finally:
-                changed = update_manifest(data_dir, before, str(paths.relative(notebook)), profile)
-            print(f"[{profile}] {notebook.name} done in {time.monotonic() - started:.0f} s -> "
-                  f"{paths.relative(executed)}; wrote {', '.join(changed) or 'no data'}", flush=True)
-    finally:
-        index = write_index(paths.EXECUTED_NOTEBOOKS, figures_dir, paths.BUILD / "index.html")
-        print(f"[{profile}] every executed notebook and figure: {paths.relative(index)}", flush=True)
+    with one_run_at_a_time(paths.BUILD / LOCK):
+        try:
+            for notebook in notebooks(only):
+                started = time.monotonic()
+                before = snapshot(data_dir)
+                print(f"[{profile}] {notebook.name} {how} ...", flush=True)
+                try:
+                    executed = execute(notebook, profile, generate=generate)
+                except PapermillExecutionError as error:
+                    reason = f"{error.ename}: {error.evalue}".splitlines()[0]
+                    print(f"[{profile}] {notebook.name} failed in cell {error.exec_count}: {reason} "
+                          f"(the cell's traceback: {paths.relative(paths.EXECUTED_NOTEBOOKS / notebook.name)})",
+                          file=sys.stderr, flush=True)
+                    failed.append(notebook.name)
+                    continue
+                finally:
+                    changed = update_manifest(data_dir, before, str(paths.relative(notebook)), profile)
+                print(f"[{profile}] {notebook.name} done in {time.monotonic() - started:.0f} s -> "
+                      f"{paths.relative(executed)}; wrote {', '.join(changed) or 'no data'}", flush=True)
+        finally:
+            index = write_index(paths.EXECUTED_NOTEBOOKS, figures_dir, paths.BUILD / "index.html")
+            print(f"[{profile}] every executed notebook and figure: {paths.relative(index)}", flush=True)
     if failed:
         print(f"[{profile}] {len(failed)} notebook{'s' if len(failed) > 1 else ''} failed: {', '.join(failed)}",
               file=sys.stderr, flush=True)

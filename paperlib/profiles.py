@@ -155,9 +155,8 @@ PROFILES = {
                    grpo_val_episodes=10,
                    # -- paper B, notebook 14 [ours: time] 32 held-out instances per adapter, not 64
                    rlft_eval_instances=32,
-                   # [ours: time] no harder control run yet; ("gemma3-270m",), which almost never writes a
-                   # valid ACTION= (DESIGN.md), is the case to run (about 20 minutes more)
-                   rlft_control_models=(),
+                   # [ours] the harder control: Gemma 3 270M almost never writes a valid ACTION= (notebook 11)
+                   rlft_control_models=("gemma3-270m",),
                    # [ours: time] no CoT ablation run yet: a CoT update costs several no-CoT ones
                    rlft_cot_ablation_tokens=0,
                    # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT

@@ -102,6 +102,22 @@ def test_from_data_says_what_it_reads_or_names_what_is_missing(tmp_path, capsys)
         pipeline.from_data(present, tmp_path / "02_steps.parquet")
 
 
+def test_a_second_run_of_the_notebooks_stops_in_one_line_naming_the_first(tmp_path):
+    lock = tmp_path / "build" / pipeline.LOCK
+    with pipeline.one_run_at_a_time(lock):
+        with pytest.raises(OSError, match=r"^another run of the notebooks is in progress \(pid \d+, started \S+\): "):
+            with pipeline.one_run_at_a_time(lock):
+                pass
+        env = {**os.environ, "PAPERLIB_HOME": str(tmp_path)}
+        result = subprocess.run([sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only",
+                                 "01"], capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.startswith(f"paperlib: error: another run of the notebooks is in progress (pid {os.getpid()}")
+        assert len(result.stderr.splitlines()) == 1
+    with pipeline.one_run_at_a_time(lock):  # the first run's end released it
+        pass
+
+
 class _Run:
     def __init__(self, id):
         self.id = id

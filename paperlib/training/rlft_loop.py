@@ -420,6 +420,12 @@ def before_after(episodes: pd.DataFrame, metrics, base: str = "base", within=())
     return pd.DataFrame(rows)
 
 
+def lowered(row) -> bool:
+    """Whether a before/after row is significantly below the base model at :data:`~paperlib.stats.ALPHA`
+    (the positive control's test: the invalid share fell)."""
+    return bool(row["p"] < ALPHA and row["difference"] < 0)
+
+
 def change(row) -> str:
     """A before/after row's change against the base model in words: its direction, p and g when
     significant at :data:`~paperlib.stats.ALPHA`."""

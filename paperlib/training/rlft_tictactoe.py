@@ -34,7 +34,7 @@ import pandas as pd
 from paperlib.training.checkpoints import RunDir, from_preset
 from paperlib.training.rlft_constants import GAE_GAMMA, GAE_LAMBDA, TICTACTOE_REWARD_MOMENTS
 from paperlib.stats import ALPHA
-from paperlib.training.rlft_loop import RLFTBase, before_after, change, held_out
+from paperlib.training.rlft_loop import RLFTBase, before_after, change, held_out, lowered
 from paperlib.training.rlft_loop import settings_table as loop_settings_table
 
 HELD_OUT_SEEDS = 5_000_000  # held-out games: HELD_OUT_SEEDS + g, the same for every adapter and cell
@@ -263,12 +263,11 @@ def control_sentence(table: pd.DataFrame, runs: dict) -> str:
     for run, settings in runs.items():
         cell = Cell(settings.opponent).name(settings)
         base, trained = (_cell_row(table, run, cell, label, "invalid_share") for label in ("base", "RLFT"))
-        lowered = trained["p"] < ALPHA and trained["difference"] < 0
         lines.append(
             f"Positive control, {run}: the held-out invalid-move share against {settings.opponent} went from "
             f"{base['mean']:.3f} [{base['ci_low']:.3f}, {base['ci_high']:.3f}] to {trained['mean']:.3f} "
             f"[{trained['ci_low']:.3f}, {trained['ci_high']:.3f}] over {int(trained['n'])} games ({change(trained)}). "
-            + ("The trainer learns what the penalty asks for within this budget." if lowered else
+            + ("The trainer learns what the penalty asks for within this budget." if lowered(trained) else
                "The trainer did not lower it significantly within this budget: the returns below are not evidence "
                "about RLFT, and it would take more updates or games per update, or a larger learning rate."))
     return "\n\n".join(lines)
