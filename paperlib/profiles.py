@@ -157,8 +157,9 @@ PROFILES = {
                    rlft_eval_instances=32,
                    # [ours] the harder control: Gemma 3 270M almost never writes a valid ACTION= (notebook 11)
                    rlft_control_models=("gemma3-270m",),
-                   # [ours: time] no CoT ablation run yet: a CoT update costs several no-CoT ones
-                   rlft_cot_ablation_tokens=0,
+                   # [ours: time] the CoT ablation thinks in 64 tokens (paper 256): a CoT update costs several
+                   # no-CoT ones
+                   rlft_cot_ablation_tokens=64,
                    # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
                    # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
                    explore_models=("qwen2.5-coder-0.5b",), explore_instances=8, explore_cot=False,

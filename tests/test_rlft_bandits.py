@@ -123,7 +123,7 @@ def test_the_harder_control_says_why_nothing_moved():
                              "horizon": 4, "seed": [7, 8, 9, 10] * 2, "model": "m"})
 
     def log(*invalid):
-        return pd.DataFrame({"step": range(1, len(invalid) + 1), "invalid_rate": invalid})
+        return pd.DataFrame({"step": range(1, len(invalid) + 1), "invalid_rate": invalid, "decisions": 8})
 
     lowered = harder_control_sentence("m", log(1.0, 0.5, 0.25), played([4, 4, 4, 3], [0, 1, 0, 0]))
     assert lowered.startswith("**m**: Positive control: the held-out invalid-action share went from 0.938")
@@ -132,7 +132,7 @@ def test_the_harder_control_says_why_nothing_moved():
     stuck = harder_control_sentence("m", log(1.0, 1.0, 1.0), played([4] * 4, [4] * 4))
     assert "did not lower it significantly within this budget." in stuck and "the penalty gave no signal about the format" in stuck
     weak = harder_control_sentence("m", log(1.0, 0.75, 1.0), played([4, 4, 3, 4], [4, 3, 4, 4]))
-    assert "Some updates held valid actions" in weak and "no signal" not in weak
+    assert "Only 2 of its 24 training decisions were valid actions" in weak and "no signal" not in weak
 
 
 def test_the_cot_ablation_flips_the_recipes_chain_of_thought():

@@ -317,7 +317,8 @@ def control_sentence(table: pd.DataFrame, adapter: str, gates: bool = True) -> s
 def harder_control_sentence(model: str, log: pd.DataFrame, episodes: pd.DataFrame) -> str:
     """The positive control on a model that rarely writes a valid action (the profile's
     ``rlft_control_models``): its held-out invalid share before and after (``episodes``: the
-    base model's and the last adapter's, labelled ``base`` and ``RLFT``) and in training (``log``)."""
+    base model's and the last adapter's, labelled ``base`` and ``RLFT``) and in training (``log``: its
+    ``step``, ``invalid_rate`` and ``decisions`` per update); when nothing moved, why, from the log."""
     table = before_after(episodes)
     trained = table.set_index(["adapter", "metric"]).loc[("RLFT", "invalid_share")]
     invalid = log.sort_values("step")["invalid_rate"]
@@ -332,8 +333,11 @@ def harder_control_sentence(model: str, log: pd.DataFrame, episodes: pd.DataFram
                            "about the format, and more updates alone would not move it. The model first needs valid "
                            "actions to reinforce (a prompt or a few supervised examples that elicit the format, or "
                            "many more samples per update).")
-    return sentence + (" Some updates held valid actions, so the penalty had a signal too weak for this budget: it would "
-                       "need more updates or instances.")
+    valid = round(float(((1 - log["invalid_rate"]) * log["decisions"]).sum()))
+    return sentence + (f" Only {valid} of its {int(log['decisions'].sum())} training decisions were valid actions, so "
+                       "the penalty's signal was that rare: for it to move the share within a budget like this one, the "
+                       "model would first need valid actions far more often (a prompt or a few supervised examples that "
+                       "elicit the format), or many more samples per update.")
 
 
 def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, settings: RLFTSettings, adapters: dict) -> str:
