@@ -114,3 +114,33 @@ def test_freed_memory_stays_with_the_process():
     mapped, grown, kept = map(int, out.split())
     assert mapped == 0 and grown > 2 << 30
     assert kept == grown
+
+
+RELEASE_FREED = """
+import ctypes, os
+from paperlib.backends.hf import keep_freed_memory, release_freed_memory
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+keep_freed_memory()
+start = resident()
+block = libc.malloc(1 << 30)
+ctypes.memset(block, 1, 1 << 30)  # touched: 1 GiB resident
+libc.free(ctypes.c_void_p(block))
+kept = resident()
+release_freed_memory()
+print(kept - start, resident() - start)
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc_trim")
+def test_freed_memory_goes_back_to_the_os_when_released():
+    """What a phase freed stays resident under keep_freed_memory (a training run's peak, before
+    its evaluation) until release_freed_memory hands it back."""
+    out = subprocess.run([sys.executable, "-c", RELEASE_FREED], capture_output=True, text=True, check=True).stdout
+    kept, released = map(int, out.split())
+    assert kept > 0.9 * (1 << 30) and released < 0.1 * (1 << 30)

@@ -30,6 +30,7 @@ advantages; everything else is here, once:
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -314,6 +315,8 @@ def train(settings: RLFTBase, out, stop_after: int | None = None, progress: bool
     ``postfix``: the log's columns the progress bar shows."""
     from tqdm.auto import tqdm
 
+    from paperlib.backends.hf import release_freed_memory
+
     settings.check()
     run = RunDir(out)
     run.claim(settings.config())
@@ -348,6 +351,9 @@ def train(settings: RLFTBase, out, stop_after: int | None = None, progress: bool
         bar.set_postfix({name: f"{row[name]:.2f}" for name in postfix} | {"s": f"{row['seconds']:.0f}"})
         bar.update(1)
     bar.close()
+    del trainer
+    gc.collect()  # the trainer's model, optimiser and hooks hold reference cycles
+    release_freed_memory()  # what the updates peaked at, before an evaluation in this process
     return run.log()
 
 
