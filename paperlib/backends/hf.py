@@ -173,9 +173,9 @@ def keep_freed_memory() -> None:
     SmolLM2, freed when the round ends; under a 2 GiB threshold glibc handed it back and the
     next round faulted it in again (the same round at N = 15, run twice: 22 s with 0.55M
     page faults the second time, 19 s with none once trimming was off).
-    Process-wide: memory goes back to the OS only when the process exits. A no-op where the
-    C library is not glibc."""
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    Process-wide: memory goes back to the OS only when the process exits or calls
+    :func:`release_freed_memory`. A no-op where the C library is not glibc."""
+    if not _on_glibc():
         return
     mallopt = ctypes.CDLL(None).mallopt
     mallopt(-1, -1)  # M_TRIM_THRESHOLD: -1 never trims the heap top
@@ -189,8 +189,12 @@ def release_freed_memory() -> None:
     not (notebook 14's CoT ablation on a 24 GB machine: after updates that peaked at 23 GB, the
     held-out evaluation in the same process had 1.6 GB left and played its first 6 steps in
     3 min 24 s, against 1 min 6 s in a fresh process). A no-op off glibc."""
-    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+    if _on_glibc():
         ctypes.CDLL(None).malloc_trim(0)
+
+
+def _on_glibc() -> bool:
+    return platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
