@@ -155,7 +155,10 @@ def test_the_cot_ablation_sentence_gives_each_styles_change():
     with_cot, without, paper = sentence.split("\n\n")
     assert with_cot.startswith("RLFT with CoT") and "regret 3.000 → 1.050 (lower, p = " in with_cot
     assert without.startswith("RLFT without CoT") and "regret 3.000 → 3.000 (no significant change" in without
-    assert "Fig. 9b" in paper
+    assert "Fig. 9b" in paper and paper.endswith("Ours show that direction: RLFT lowers regret significantly with CoT "
+                                                 "and not without it.")
+    flipped = cot_ablation_sentence(before_after(pd.DataFrame(rows).assign(cot=lambda d: ~d["cot"]), within=("cot",)))
+    assert flipped.endswith("Ours show the opposite: RLFT lowers regret significantly without CoT and not with it.")
 
 
 # -- on SmolLM2 ----------------------------------------------------------------------------------
