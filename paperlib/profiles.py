@@ -105,6 +105,8 @@ class Profile:
     # -- paper B, notebook 16: tic-tac-toe (the recipe is paperlib.training.rlft_tictactoe.PRESETS[profile])
     ttt_seed: int = 0  # the training runs' seed
     ttt_cot_runs: tuple[bool, ...] = (True, False)  # an RLFT run with CoT and one without (the paper's ablation)
+    ttt_cot_tokens: int = 256  # the CoT run's new tokens per move, in training and its cells (the paper's 256)
+    ttt_cot_micro_batch: int = 0  # the CoT run's decisions per forward and backward pass; 0: the recipe's
     ttt_games: int = 100  # held-out games per adapter and cell [ours: the paper does not say]
     ttt_budgets: tuple[int, ...] = (16, 64, 256, 512)  # thinking budgets with CoT at evaluation (the paper's Fig. 9c)
 
@@ -164,9 +166,12 @@ PROFILES = {
                    # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
                    explore_models=("qwen2.5-coder-0.5b",), explore_instances=8, explore_cot=False,
                    explore_tokens=None,
-                   # -- paper B, notebook 16 [ours: time] one RLFT run, without CoT (16 tokens: Qwen writes
-                   # ACTION= itself), 30 held-out games per cell, thinking budgets up to 256 tokens
-                   ttt_cot_runs=(False,), ttt_games=30, ttt_budgets=(16, 64, 256)),
+                   # -- paper B, notebook 16 [ours: time] the main RLFT run without CoT (16 tokens: Qwen writes
+                   # ACTION= itself), then the CoT ablation thinking in 64 tokens (paper 256; as notebook 14's),
+                   # 10 decisions per pass [ours: memory] (a CoT update of the bandits at 20 peaked at 23 GB);
+                   # 30 held-out games per cell, thinking budgets up to 256 tokens
+                   ttt_cot_runs=(False, True), ttt_cot_tokens=64, ttt_cot_micro_batch=10, ttt_games=30,
+                   ttt_budgets=(16, 64, 256)),
     "paper": Profile(name="paper"),
 }
 

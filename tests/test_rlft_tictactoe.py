@@ -12,8 +12,8 @@ from paperlib.training import rlft_loop
 from paperlib.training.checkpoints import RunDir, file_hash
 from paperlib.training.rlft_loop import train
 from paperlib.training.rlft_tictactoe import (HELD_OUT_SEEDS, TRAIN_SEEDS, Cell, TicTacToeSettings, advantages_of,
-                                              control_sentence,
-                                              evaluate, references, returns_table, settings_for, settings_table)
+                                              control_sentence, cot_sentence, evaluate, recipes, references,
+                                              returns_table, settings_for, settings_table)
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -26,6 +26,15 @@ def test_presets_and_the_settings_table():
     assert table.loc["penalty", "value"] == "-5.0" and table.loc["penalty", "source"].startswith("paper")
     assert table.loc["gae", "value"] == "gamma 1, lambda 0.95" and table.loc["baseline", "source"].startswith("paper")
     assert (table["source"] != "run").sum() >= len(table) - 3  # every setting but model, seed, profile has a source
+
+
+def test_each_profiles_runs_flip_only_the_cot_and_its_budget():
+    paper, cpu = recipes("paper", 0), recipes("cpu", 3)
+    assert list(paper) == ["CoT", "no CoT"] and list(cpu) == ["no CoT", "CoT"] and list(recipes("smoke", 0)) == ["no CoT"]
+    assert (paper["CoT"].max_new_tokens, paper["no CoT"].max_new_tokens) == (256, 16)
+    assert paper["CoT"] == settings_for("paper", seed=0) and cpu["no CoT"] == settings_for("cpu", seed=3)
+    assert (cpu["CoT"].cot, cpu["CoT"].max_new_tokens, cpu["CoT"].micro_batch, cpu["CoT"].seed) == (True, 64, 10, 3)
+    assert cpu["CoT"] == settings_for("cpu", seed=3, cot=True, max_new_tokens=64, micro_batch=10)
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -179,3 +188,24 @@ def test_a_complete_separation_passes_the_positive_control():
     sentence = control_sentence(table, {"no CoT": s})
     assert "from 1.000 [1.000, 1.000] to 0.000 [0.000, 0.000] over 5 games (lower, p = " in sentence
     assert "mann-whitney: neither side varies" in sentence and "learns what the penalty asks for" in sentence
+
+
+def test_the_cot_sentence_says_which_style_raised_the_return():
+    runs = recipes("cpu", 0)
+    rows = []
+    for name, trained in (("CoT", [1.0, 1, 0, 1, 1, 1]), ("no CoT", [0.0, -1, 0, 1, 0, 0])):
+        cell = Cell("random").name(runs[name])
+        rows += [{"run": name, "adapter": adapter, "update": update, "cell": cell, "return": r, "invalid_moves": 0,
+                  "moves": 3, "seed": seed, "model": "m"}
+                 for adapter, update, returns in (("base", 0, [0.0, -1, 0, 1, 0, -1]), ("RLFT", 12, trained))
+                 for seed, r in enumerate(returns)]
+    games = pd.DataFrame(rows)
+    with_cot, without, paper = cot_sentence(returns_table(games, within=("run", "cell")), runs).split("\n\n")
+    assert with_cot.startswith("RLFT with CoT (64 new tokens), held-out return against random: -0.17 → 0.83 (higher, p = ")
+    assert without.startswith("RLFT without CoT (16 new tokens)") and "(no significant change" in without
+    assert "Fig. 9b" in paper and paper.endswith("Ours show that direction: RLFT raises the return significantly with "
+                                                 "CoT and not without it.")
+    swapped = games.assign(run=games["run"].map({"CoT": "no CoT", "no CoT": "CoT"}),
+                           cell=lambda d: d["run"].map({name: Cell("random").name(r) for name, r in runs.items()}))
+    assert cot_sentence(returns_table(swapped, within=("run", "cell")), runs).endswith(
+        "Ours show the opposite: RLFT raises the return significantly without CoT and not with it.")

@@ -33,7 +33,7 @@ from paperlib.bandits.env import NOISE_SIGMA, BanditSpec
 from paperlib.bandits.prompts import STYLES
 from paperlib.stats import ALPHA
 from paperlib.training.checkpoints import RunDir, each_adapter, from_preset
-from paperlib.training.rlft_loop import RLFTBase, change, held_out, lowered
+from paperlib.training.rlft_loop import RLFTBase, change, cot_verdict, held_out, lowered
 from paperlib.training.rlft_loop import before_after as loop_before_after
 from paperlib.training.rlft_loop import settings_table as loop_settings_table
 
@@ -229,14 +229,8 @@ def cot_ablation_sentence(table: pd.DataFrame) -> str:
         lines.append(f"RLFT {'with' if cot else 'without'} CoT, base model → adapter on the same held-out instances: "
                      + "; ".join(cells) + ".")
     with_cot, without = (lowered(rows.loc[(cot, "RLFT", "regret")]) for cot in (True, False))
-    if with_cot != without:
-        ours = (f"Ours {'show that direction' if with_cot else 'show the opposite'}: RLFT lowers regret significantly "
-                f"{'with' if with_cot else 'without'} CoT and not {'without' if with_cot else 'with'} it.")
-    else:
-        ours = ("Ours do not separate the two: RLFT lowers regret significantly in "
-                f"{'both styles' if with_cot else 'neither style'}.")
     lines.append("Paper B reports RLFT without CoT doing much worse than with it (Fig. 9b, on tic-tac-toe; it gives no "
-                 "number for the bandits). " + ours)
+                 "number for the bandits). " + cot_verdict("lowers regret", with_cot, without))
     return "\n\n".join(lines)
 
 

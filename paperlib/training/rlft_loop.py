@@ -432,6 +432,21 @@ def lowered(row) -> bool:
     return bool(row["p"] < ALPHA and row["difference"] < 0)
 
 
+def raised(row) -> bool:
+    """Whether a before/after row is significantly above the base model at :data:`~paperlib.stats.ALPHA`."""
+    return bool(row["p"] < ALPHA and row["difference"] > 0)
+
+
+def cot_verdict(effect: str, with_cot: bool, without: bool) -> str:
+    """Ours beside paper B's CoT ablation (RLFT without CoT does much worse than with it, Fig. 9b):
+    whether ``effect`` (e.g. "lowers regret") was significant with CoT and not without, the
+    opposite, in both styles or in neither."""
+    if with_cot != without:
+        return (f"Ours {'show that direction' if with_cot else 'show the opposite'}: RLFT {effect} significantly "
+                f"{'with' if with_cot else 'without'} CoT and not {'without' if with_cot else 'with'} it.")
+    return f"Ours do not separate the two: RLFT {effect} significantly in {'both styles' if with_cot else 'neither style'}."
+
+
 def change(row) -> str:
     """A before/after row's change against the base model in words: its direction, p and g when
     significant at :data:`~paperlib.stats.ALPHA`."""

@@ -34,7 +34,7 @@ import pandas as pd
 from paperlib.training.checkpoints import RunDir, from_preset
 from paperlib.training.rlft_constants import GAE_GAMMA, GAE_LAMBDA, TICTACTOE_REWARD_MOMENTS
 from paperlib.stats import ALPHA
-from paperlib.training.rlft_loop import RLFTBase, before_after, change, held_out, lowered
+from paperlib.training.rlft_loop import RLFTBase, before_after, change, cot_verdict, held_out, lowered, raised
 from paperlib.training.rlft_loop import settings_table as loop_settings_table
 
 HELD_OUT_SEEDS = 5_000_000  # held-out games: HELD_OUT_SEEDS + g, the same for every adapter and cell
@@ -169,6 +169,27 @@ def settings_for(profile: str, **overrides) -> TicTacToeSettings:
     return from_preset(PRESETS, profile, **overrides)
 
 
+def recipes(profile: str, seed: int) -> dict[str, TicTacToeSettings]:
+    """Notebook 16's RLFT runs, one per CoT setting of the profile (``ttt_cot_runs``, in its
+    order), named "CoT" and "no CoT": the profile's preset with its CoT set. A run with CoT
+    thinks in the profile's ``ttt_cot_tokens`` at its ``ttt_cot_micro_batch`` decisions per pass
+    (0: the preset's); one without keeps the preset's tokens if the preset has no CoT, else
+    writes its action in the paper's 16."""
+    from paperlib.profiles import get_profile
+    from paperlib.tictactoe.prompts import MAX_NEW_TOKENS
+
+    chosen, preset = get_profile(profile), settings_for(profile, seed=seed)
+
+    def recipe(cot: bool) -> TicTacToeSettings:
+        if cot:
+            return settings_for(profile, seed=seed, cot=True, max_new_tokens=chosen.ttt_cot_tokens,
+                                micro_batch=chosen.ttt_cot_micro_batch or None)
+        return settings_for(profile, seed=seed, cot=False,
+                            max_new_tokens=None if not preset.cot else MAX_NEW_TOKENS["no_cot"])
+
+    return {"CoT" if cot else "no CoT": recipe(cot) for cot in chosen.ttt_cot_runs}
+
+
 # -- after training -------------------------------------------------------------------------------
 
 
@@ -300,6 +321,24 @@ def returns_sentence(table: pd.DataFrame, reported: pd.DataFrame, runs: dict, bu
                          + "; ".join(by_budget) + ".")
     lines.append("The paper tunes every weight and reports LoRA insufficient; our adapters are LoRA at a CPU budget, "
                  "so a change that does not appear here is not evidence against the paper.")
+    return "\n\n".join(lines)
+
+
+def cot_sentence(table: pd.DataFrame, runs: dict) -> str:
+    """The CoT ablation (paper B, Fig. 9b) from the runs named "CoT" and "no CoT" in ``runs``:
+    each one's return against its training opponent, base model → adapter in its own cell, and
+    whether ours show the paper's direction (RLFT raising the return significantly with CoT and
+    not without it)."""
+    gains, lines = {}, []
+    for run in ("CoT", "no CoT"):
+        s = runs[run]
+        cell = Cell(s.opponent).name(s)
+        base, trained = _cell_row(table, run, cell, "base"), _cell_row(table, run, cell, "RLFT")
+        gains[run] = raised(trained)
+        lines.append(f"RLFT {'with' if s.cot else 'without'} CoT ({s.max_new_tokens} new tokens), held-out return "
+                     f"against {s.opponent}: {base['mean']:.2f} → {trained['mean']:.2f} ({change(trained)}).")
+    lines.append("Paper B reports RLFT without CoT doing much worse than with it (Fig. 9b). "
+                 + cot_verdict("raises the return", gains["CoT"], gains["no CoT"]))
     return "\n\n".join(lines)
 
 
