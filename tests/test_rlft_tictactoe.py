@@ -12,8 +12,9 @@ from paperlib.training import rlft_loop
 from paperlib.training.checkpoints import RunDir, file_hash
 from paperlib.training.rlft_loop import train
 from paperlib.training.rlft_tictactoe import (HELD_OUT_SEEDS, TRAIN_SEEDS, Cell, TicTacToeSettings, advantages_of,
-                                              control_sentence, cot_sentence, evaluate, recipes, references,
-                                              returns_table, settings_for, settings_table)
+                                              control_sentence, cot_sentence, evaluate, evaluation_cells, recipes,
+                                              references, returns_sentence, returns_table, settings_for,
+                                              settings_table)
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -200,12 +201,37 @@ def test_the_cot_sentence_says_which_style_raised_the_return():
                  for adapter, update, returns in (("base", 0, [0.0, -1, 0, 1, 0, -1]), ("RLFT", 12, trained))
                  for seed, r in enumerate(returns)]
     games = pd.DataFrame(rows)
-    with_cot, without, paper = cot_sentence(returns_table(games, within=("run", "cell")), runs).split("\n\n")
+    log = pd.DataFrame({"run": ["CoT", "CoT", "no CoT"], "step": [2, 1, 1], "completion_tokens": [80, 3000, 60],
+                        "decisions": [40, 60, 60]})
+    with_cot, without, paper = cot_sentence(returns_table(games, within=("run", "cell")), log, runs).split("\n\n")
     assert with_cot.startswith("RLFT with CoT (64 new tokens), held-out return against random: -0.17 → 0.83 (higher, p = ")
+    assert with_cot.endswith("its completions averaged 50 tokens per decision at update 1 and 2 at update 2, of 64 "
+                             "allowed.")
     assert without.startswith("RLFT without CoT (16 new tokens)") and "(no significant change" in without
     assert "Fig. 9b" in paper and paper.endswith("Ours show that direction: RLFT raises the return significantly with "
                                                  "CoT and not without it.")
     swapped = games.assign(run=games["run"].map({"CoT": "no CoT", "no CoT": "CoT"}),
                            cell=lambda d: d["run"].map({name: Cell("random").name(r) for name, r in runs.items()}))
-    assert cot_sentence(returns_table(swapped, within=("run", "cell")), runs).endswith(
+    assert cot_sentence(returns_table(swapped, within=("run", "cell")), log, runs).endswith(
         "Ours show the opposite: RLFT raises the return significantly without CoT and not with it.")
+
+
+def test_the_returns_sentence_gives_each_cell_and_says_when_the_base_model_played_at_random():
+    s = settings_for("cpu")
+    cells = evaluation_cells(s, (16, 64))
+    rows = [{"run": "no CoT", "adapter": adapter, "update": update, "cell": cell.name(s), "return": r,
+             "invalid_moves": invalid, "moves": 4, "seed": seed, "model": "m"}
+            for cell in cells for adapter, update, invalid in (("base", 0, 3), ("RLFT", 12, 0))
+            for seed, r in enumerate([1.0, 0, -1, 1] if adapter == "base" else [1.0, 1, 0, 1])]
+    table = returns_table(pd.DataFrame(rows), within=("run", "cell"))
+    reported = pd.DataFrame({"id": ["B24", "B25", "B26", "B27", "B28"], "value": ["0.15", "0.75", "-0.95", "0.0", "0.45"]})
+    paper, ours, budgets, caveat = returns_sentence(table, reported, {"no CoT": s}, (16, 64)).split("\n\n")
+    assert paper.startswith("Paper B (Gemma2 2B, all weights tuned, CoT): against random 0.15 → 0.75, against MCTS -0.95")
+    assert "against random 0.25 → 0.75 (no significant change (p = " in ours
+    assert ours.endswith("The base model's moves against random were 75% invalid, each played as a random legal move: "
+                         "its returns are mostly a random player's.")
+    assert budgets == "Thinking budget with CoT against random, no CoT (base model / adapter): 16 tokens 0.25 / 0.75; " \
+                      "64 tokens 0.25 / 0.75."
+    assert "LoRA" in caveat
+    valid = returns_table(pd.DataFrame(rows).assign(invalid_moves=0), within=("run", "cell"))
+    assert "played as a random legal move" not in returns_sentence(valid, reported, {"no CoT": s})

@@ -313,6 +313,10 @@ def returns_sentence(table: pd.DataFrame, reported: pd.DataFrame, runs: dict, bu
                      f"{s.games} games against {s.opponent}, {'CoT' if s.cot else 'no CoT'}): " + "; ".join(cells)
                      + f". Without the legal moves in the prompt, the adapter's return against random is "
                      f"{without['mean']:.2f} (with them {with_legal['mean']:.2f}).")
+        invalid = _cell_row(table, run, Cell(s.opponent).name(s), "base", "invalid_share")["mean"]
+        if invalid > 0.5:
+            lines[-1] += (f" The base model's moves against {s.opponent} were {invalid:.0%} invalid, each played as a "
+                          "random legal move: its returns are mostly a random player's.")
         if budgets:
             by_budget = [f"{b} tokens {_cell_row(table, run, Cell('random', cot=True, max_new_tokens=b).name(s), 'base')['mean']:.2f}"
                          f" / {_cell_row(table, run, Cell('random', cot=True, max_new_tokens=b).name(s), 'RLFT')['mean']:.2f}"
@@ -324,11 +328,12 @@ def returns_sentence(table: pd.DataFrame, reported: pd.DataFrame, runs: dict, bu
     return "\n\n".join(lines)
 
 
-def cot_sentence(table: pd.DataFrame, runs: dict) -> str:
+def cot_sentence(table: pd.DataFrame, log: pd.DataFrame, runs: dict) -> str:
     """The CoT ablation (paper B, Fig. 9b) from the runs named "CoT" and "no CoT" in ``runs``:
     each one's return against its training opponent, base model → adapter in its own cell, and
     whether ours show the paper's direction (RLFT raising the return significantly with CoT and
-    not without it)."""
+    not without it); and how long the CoT run's completions were per decision at its first and
+    last update (``log``: the training log with ``run``), since a run can learn to stop thinking."""
     gains, lines = {}, []
     for run in ("CoT", "no CoT"):
         s = runs[run]
@@ -337,6 +342,11 @@ def cot_sentence(table: pd.DataFrame, runs: dict) -> str:
         gains[run] = raised(trained)
         lines.append(f"RLFT {'with' if s.cot else 'without'} CoT ({s.max_new_tokens} new tokens), held-out return "
                      f"against {s.opponent}: {base['mean']:.2f} → {trained['mean']:.2f} ({change(trained)}).")
+    updates = log[log["run"] == "CoT"].sort_values("step")
+    first, last = (updates.iloc[i]["completion_tokens"] / updates.iloc[i]["decisions"] for i in (0, -1))
+    lines[0] += (f" In training its completions averaged {first:.0f} tokens per decision at update "
+                 f"{updates['step'].iloc[0]} and {last:.0f} at update {updates['step'].iloc[-1]}, of "
+                 f"{runs['CoT'].max_new_tokens} allowed.")
     lines.append("Paper B reports RLFT without CoT doing much worse than with it (Fig. 9b). "
                  + cot_verdict("raises the return", gains["CoT"], gains["no CoT"]))
     return "\n\n".join(lines)
