@@ -178,14 +178,14 @@ def recipes(profile: str, seed: int) -> dict[str, TicTacToeSettings]:
     from paperlib.profiles import get_profile
     from paperlib.tictactoe.prompts import MAX_NEW_TOKENS
 
-    chosen, preset = get_profile(profile), settings_for(profile, seed=seed)
+    chosen = get_profile(profile)
 
     def recipe(cot: bool) -> TicTacToeSettings:
         if cot:
             return settings_for(profile, seed=seed, cot=True, max_new_tokens=chosen.ttt_cot_tokens,
                                 micro_batch=chosen.ttt_cot_micro_batch or None)
         return settings_for(profile, seed=seed, cot=False,
-                            max_new_tokens=None if not preset.cot else MAX_NEW_TOKENS["no_cot"])
+                            max_new_tokens=MAX_NEW_TOKENS["no_cot"] if PRESETS[profile].cot else None)
 
     return {"CoT" if cot else "no CoT": recipe(cot) for cot in chosen.ttt_cot_runs}
 
