@@ -16,13 +16,14 @@ so that a notebook opened in JupyterLab reads the committed data).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import os
 import sys
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from urllib.parse import quote
@@ -78,9 +79,21 @@ def execute(notebook: Path, profile: str, out_dir: Path | None = None, parameter
             node.metadata.papermill.update(input_path=str(paths.relative(notebook)),
                                            output_path=str(paths.relative(executed)))
             nbformat.write(node, executed)
-            html_text, _ = HTMLExporter().from_notebook_node(node)
+            html_text, _ = HTMLExporter().from_notebook_node(node, resources={"metadata": {"name": title(node)}})
             executed.with_suffix(".html").write_text(html_text, encoding="utf-8")
     return executed
+
+
+def title(node) -> str:
+    """A notebook's title: the first heading of its first markdown cell (``# 03 · GRPO training``),
+    else its file name. The HTML page and the index show it."""
+    for cell in node.cells:
+        if cell.cell_type == "markdown":
+            heading = next((line for line in cell.source.splitlines() if line.startswith("#")), None)
+            if heading:
+                return heading.lstrip("#").strip()
+            break
+    return Path(node.metadata.get("papermill", {}).get("input_path", "notebook")).stem
 
 
 @cache
@@ -174,38 +187,53 @@ def stored_runs(directory: str | os.PathLike, runs) -> tuple:
             steps[steps["run"].isin(ids)].reset_index(drop=True))
 
 
-def snapshot(data_dir: str | os.PathLike) -> dict[str, int]:
-    """Modification time (ns) of each data file and store directory (its newest file)
-    directly under ``data_dir``; a directory's name ends with "/"."""
-    times = {}
+def snapshot(data_dir: str | os.PathLike) -> dict[str, tuple[str, int]]:
+    """(sha256 of the content, modification time in ns) of each data file and store directory
+    directly under ``data_dir``; a directory's name ends with "/", its hash covers every file's
+    relative path and content, its time is its newest file's."""
+    found = {}
     for entry in sorted(Path(data_dir).glob("[!.]*")):
         if entry.is_dir():
-            files = [f.stat().st_mtime_ns for f in entry.rglob("*") if f.is_file()]
+            files = sorted(f for f in entry.rglob("*") if f.is_file())
             if files:
-                times[entry.name + "/"] = max(files)
+                digest = hashlib.sha256()
+                for f in files:
+                    digest.update(f"{f.relative_to(entry).as_posix()}\0{_sha256(f)}\0".encode())
+                found[entry.name + "/"] = (digest.hexdigest(), max(f.stat().st_mtime_ns for f in files))
         elif entry.name != MANIFEST:
-            times[entry.name] = entry.stat().st_mtime_ns
-    return times
+            found[entry.name] = (_sha256(entry), entry.stat().st_mtime_ns)
+    return found
 
 
-def update_manifest(data_dir: str | os.PathLike, before: dict[str, int], notebook: str, profile: str,
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def update_manifest(data_dir: str | os.PathLike, before: dict[str, tuple[str, int]], notebook: str, profile: str,
                     commit: str | None = None) -> list[str]:
-    """Record in ``data_dir/MANIFEST.json`` the notebook, profile, commit and date that made
-    each data file changed since ``before`` (a :func:`snapshot`); entries of unchanged files
-    stay, those of files no longer there go. Returns the changed names."""
+    """Record in ``data_dir/MANIFEST.json`` the notebook, profile, commit and date (the file's
+    modification time) that made each data file whose content changed since ``before`` (a
+    :func:`snapshot`); entries of unchanged files stay, even where a notebook wrote the same bytes
+    again (so a rebuild from the data leaves the manifest as it was), and those of files no
+    longer there go. Returns the changed names."""
     from paperlib.publish import code_version
 
     after = snapshot(data_dir)
-    changed = [name for name, mtime in after.items() if before.get(name) != mtime]
+    changed = [name for name, (digest, _) in after.items() if before.get(name, ("",))[0] != digest]
     path = Path(data_dir) / MANIFEST
     manifest = json.loads(path.read_text()) if path.exists() else {}
     manifest = {name: entry for name, entry in manifest.items() if name in after}
     commit = commit or code_version()
     for name in changed:
-        date = datetime.fromtimestamp(after[name] / 1e9, timezone.utc).isoformat(timespec="seconds")
+        date = datetime.fromtimestamp(after[name][1] / 1e9, UTC).isoformat(timespec="seconds")
         manifest[name] = {"notebook": notebook, "profile": profile, "commit": commit, "date": date}
-    if changed or path.exists():
-        path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    if (changed or path.exists()) and (not path.exists() or path.read_text() != text):
+        path.write_text(text)
     return changed
 
 
@@ -250,7 +278,7 @@ def one_run_at_a_time(lock: Path):
                           "two runs would record each other's data files in the manifest") from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()}, started {datetime.now(timezone.utc).isoformat(timespec='seconds')}\n")
+        handle.write(f"pid {os.getpid()}, started {datetime.now(UTC).isoformat(timespec='seconds')}\n")
         handle.flush()
         yield
 

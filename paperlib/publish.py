@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -334,8 +335,31 @@ def _facts(frame: pd.DataFrame) -> list[str]:
     if "seed" in frame:
         seeds = frame["seed"].dropna()
         facts.append(f"- seeds: {seeds.min()}-{seeds.max()} ({seeds.nunique()} distinct)")
-    facts += [f"- `{column}`: {_values(frame[column])}" for column in SETTINGS if column in frame]
+    for column in SETTINGS:
+        if column == "prompt" and column in frame and frame[column].astype(str).str.len().max() > PROMPT_NAME_LENGTH:
+            facts += _prompt_examples(frame)
+        elif column in frame:
+            facts.append(f"- `{column}`: {_values(frame[column])}")
     return facts or ["- no model, seed or sampling columns"]
+
+
+PROMPT_NAME_LENGTH = 64  # a longer `prompt` value is a prompt's text, not the name of a prompt style
+
+
+def _prompt_examples(frame: pd.DataFrame) -> list[str]:
+    """A column of full prompts, summarised: how many distinct prompts (a row's ``prompt_hash``
+    names its prompt), and one example per prompt version (the first row's), not every prompt."""
+    frame = frame.dropna(subset=["prompt"])
+    versions = frame.groupby("prompt_version", sort=True) if "prompt_version" in frame else [("", frame)]
+    hashes = "each row names its prompt by `prompt_hash`; " if "prompt_hash" in frame else ""
+    per_version = " per prompt version" if "prompt_version" in frame else ""
+    facts = [f"- `prompt`: {frame['prompt'].nunique()} distinct prompts (the rows' histories differ); "
+             f"{hashes}one example{per_version}:"]
+    for version, rows in versions:
+        label = f"`{version}`: " if version else ""
+        facts += ["", f"<details><summary>{label}{rows['prompt'].nunique()} distinct prompts, the first row's "
+                      "shown</summary>", "", "~~~~text", rows["prompt"].iloc[0], "~~~~", "", "</details>", ""]
+    return facts
 
 
 def _values(column: pd.Series) -> str:
@@ -411,11 +435,15 @@ def publish_command(args) -> int:
     configs = sorted(p.name for p in folder.iterdir() if p.is_dir())
     print(f"release of {len(configs)} configs ({', '.join(configs)}) written to {folder}")
     if args.dry_run or not os.environ.get("HF_TOKEN"):
-        why = "--dry-run" if args.dry_run else "HF_TOKEN is not set"
         again = f"paperlib publish --repo-id {args.repo_id} --profile {args.profile} --out {folder}"
         again += " --private" if args.private else ""
-        print(f"not uploaded ({why}). To upload it, set HF_TOKEN to a token with write access and run "
-              f"`{again}`, or `hf upload {args.repo_id} {folder} --repo-type dataset`.")
-        return 0
+        how = (f"To upload it, set HF_TOKEN to a token with write access and run `{again}`, or "
+               f"`hf upload {args.repo_id} {folder} --repo-type dataset`.")
+        if args.dry_run:
+            print(f"not uploaded (--dry-run). {how}")
+            return 0
+        # asked to upload and could not: a script must not take this for an upload
+        print(f"paperlib: error: not uploaded (HF_TOKEN is not set). {how}", file=sys.stderr)
+        return 1
     print(f"uploaded to {upload_release(folder, args.repo_id, private=args.private)}")
     return 0

@@ -83,6 +83,26 @@ def test_manifest_records_what_a_notebook_changed_and_keeps_the_rest(tmp_path):
     }
 
 
+def test_a_file_written_again_with_the_same_bytes_keeps_its_manifest_entry(tmp_path):
+    """A rebuild from the data writes the same tables again: the manifest must not change."""
+    _touch(tmp_path / "02_summary.parquet", "same", 1_000)
+    _touch(tmp_path / "11_bandit_runs" / "episodes" / "part-00000.parquet", "same", 1_000)
+    old = {"notebook": "notebooks/02_coordination_gap.ipynb", "profile": "cpu", "commit": "a" * 40,
+           "date": "1970-01-01T00:16:40+00:00"}
+    manifest = tmp_path / "MANIFEST.json"
+    manifest.write_text(json.dumps({"02_summary.parquet": old, "11_bandit_runs/": old}, indent=2, sort_keys=True)
+                        + "\n")
+    before, written = pipeline.snapshot(tmp_path), manifest.stat().st_mtime_ns
+    _touch(tmp_path / "02_summary.parquet", "same", 5_000)
+    _touch(tmp_path / "11_bandit_runs" / "episodes" / "part-00000.parquet", "same", 5_000)
+    assert pipeline.update_manifest(tmp_path, before, "notebooks/02_coordination_gap.ipynb", "cpu", "b" * 40) == []
+    assert json.loads(manifest.read_text()) == {"02_summary.parquet": old, "11_bandit_runs/": old}
+    assert manifest.stat().st_mtime_ns == written
+    _touch(tmp_path / "02_summary.parquet", "other", 6_000)
+    assert pipeline.update_manifest(tmp_path, before, "notebooks/02_coordination_gap.ipynb", "cpu",
+                                    "b" * 40) == ["02_summary.parquet"]
+
+
 def test_manifest_records_the_checkout_s_commit(tmp_path):
     before = pipeline.snapshot(tmp_path)
     (tmp_path / "a.parquet").write_text("x")
@@ -203,3 +223,13 @@ def test_from_data_without_the_data_stops_in_one_line_and_goes_on(tmp_path):
     executed = tmp_path / "build" / "notebooks" / "01_environment_and_reward.ipynb"
     assert nbformat.read(executed, as_version=4).metadata.papermill.input_path == "notebooks/01_environment_and_reward.ipynb"
     assert (tmp_path / "build" / "index.html").exists()
+
+
+def test_every_notebook_is_titled_by_its_first_heading():
+    """The HTML export and the index show a notebook's own title, not nbconvert's "Notebook"."""
+    import nbformat
+
+    for path in pipeline.notebooks():
+        node = nbformat.read(path, as_version=4)
+        first = next(cell for cell in node.cells if cell.cell_type == "markdown").source.splitlines()[0]
+        assert first.startswith("# ") and pipeline.title(node) == first[2:].strip() != "Notebook", path.name

@@ -218,6 +218,12 @@ def test_the_cli_dry_run_on_the_real_data_builds_a_loadable_release(paperlib_mai
     configs = [c["config_name"] for c in card_yaml(folder)["configs"]]
     assert configs == [c.name for c in publish.CONFIGS if publish.read_config(c, paths.DATA) is not None]
     assert configs, "the repository's data/ holds rollouts"
+    card = (folder / "README.md").read_text()
+    assert len(card.encode()) < 100_000, "a card a person can read: one example prompt per version, not every prompt"
+    steps = publish.read_config(next(c for c in publish.CONFIGS if c.name == "bandit_steps"), paths.DATA).dropna(
+        subset=["prompt"])
+    assert f"`prompt`: {steps['prompt'].nunique()} distinct prompts" in card and steps["prompt"].iloc[0] in card
+    assert steps["prompt"].iloc[1] not in card
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     for config in configs:
@@ -227,12 +233,15 @@ def test_the_cli_dry_run_on_the_real_data_builds_a_loadable_release(paperlib_mai
     assert TOKEN not in out + captured.err
 
 
-def test_the_cli_without_a_token_builds_and_says_how_to_upload(paperlib_main, data_dir, tmp_path, hub, capsys,
-                                                              monkeypatch):
+def test_the_cli_without_a_token_builds_says_how_to_upload_and_fails(paperlib_main, data_dir, tmp_path, hub, capsys,
+                                                                     monkeypatch):
+    """Asked to upload without a token: the release is built, and the command exits non-zero with
+    one line on stderr, so that a script does not take it for an upload."""
     monkeypatch.delenv("HF_TOKEN")
     monkeypatch.setattr(paths, "outputs", lambda profile: (data_dir, tmp_path / "figures"))
-    assert paperlib_main(["publish", "--repo-id", REPO, "--out", str(tmp_path / "release")]) == 0
-    assert "not uploaded (HF_TOKEN is not set)" in capsys.readouterr().out
+    assert paperlib_main(["publish", "--repo-id", REPO, "--out", str(tmp_path / "release")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("paperlib: error: not uploaded (HF_TOKEN is not set)") and err.count("\n") == 1
     assert (tmp_path / "release" / "README.md").is_file() and hub.requests == []
 
 
