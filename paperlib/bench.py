@@ -52,8 +52,8 @@ def _run_philosophers(args) -> int:
 def _add_bandit(commands) -> None:
     import argparse
 
-    from paperlib.bandits.cli import arms
     from paperlib.argtypes import int_at_least, nonnegative_int, positive_int
+    from paperlib.bandits.cli import arms
 
     command = commands.add_parser("bandit", help="bandit steps/s and prompt tokens computed: per-instance KV vs recomputing")
     command.add_argument("--model", default="gemma3-270m", help="a local model (hf backend)")
@@ -79,10 +79,11 @@ def _run_bandit(args) -> int:
 # -- paper A's training: seconds per GRPO step ----------------------------------------------
 def _add_grpo(commands) -> None:
     from paperlib.argtypes import int_at_least, nonnegative_int, positive_int
-    from paperlib.training.grpo import PRESETS, REWARDS
+    from paperlib.philosophers.training import REWARDS
+    from paperlib.profiles import PROFILES
 
     command = commands.add_parser("grpo", help="seconds per GRPO step and where they go: trl's path against ours")
-    command.add_argument("--profile", choices=tuple(PRESETS), default="cpu", help="the recipe to time")
+    command.add_argument("--profile", choices=tuple(PROFILES), default="cpu", help="the recipe to time")
     command.add_argument("--model", help="a local model; default: the profile's")
     command.add_argument("--reward", choices=tuple(REWARDS), default="valid",
                          help="the reward trained on (valid: it varies within a group, so the loss is not zero)")
@@ -96,17 +97,17 @@ def _add_grpo(commands) -> None:
 
 
 def _run_grpo(args) -> int:
+    from paperlib.philosophers.training import recipe
     from paperlib.training.bench import bench_step, report
-    from paperlib.training.grpo import settings_for
 
     shape = dict(model=args.model, reward=args.reward, rounds=args.rounds, groups=args.groups,
                  group_size=args.group_size)
-    settings = settings_for(args.profile, micro_batch=0, **shape)
+    settings = recipe(args.profile, micro_batch=0, **shape)
     micro_batch = args.micro_batch
     if micro_batch is None:
-        limit = settings_for(args.profile).micro_batch or settings.row_count
+        limit = recipe(args.profile).micro_batch or settings.row_count
         micro_batch = max(d for d in range(1, limit + 1) if settings.row_count % d == 0)
-    settings = settings_for(args.profile, micro_batch=micro_batch, **shape)
+    settings = recipe(args.profile, micro_batch=micro_batch, **shape)
     print(report(settings, bench_step(settings)))
     return 0
 
@@ -114,13 +115,13 @@ def _run_grpo(args) -> int:
 # -- paper B's training: seconds per RLFT update ----------------------------------------------
 def _add_rlft(commands) -> None:
     from paperlib.argtypes import nonnegative_int, positive_int
-    from paperlib.training.rlft_bandits import PRESETS
+    from paperlib.profiles import PROFILES
 
     command = commands.add_parser("rlft", help="seconds per RLFT update and where they go: every row whole "
                                                "against the shared prefix")
     command.add_argument("--game", choices=("bandits", "tictactoe"), default="bandits",
                          help="bandits (notebook 14) or tic-tac-toe with its value head (notebook 16)")
-    command.add_argument("--profile", choices=tuple(PRESETS), default="cpu", help="the recipe to time")
+    command.add_argument("--profile", choices=tuple(PROFILES), default="cpu", help="the recipe to time")
     command.add_argument("--model", help="a local model; default: the profile's")
     command.add_argument("--instances", type=positive_int, help="bandits per update; default: the profile's")
     command.add_argument("--horizon", type=positive_int, help="steps per bandit; default: the profile's")
@@ -136,15 +137,15 @@ def _run_rlft(args) -> int:
     if args.game == "bandits":
         if args.games is not None:
             raise UsageError("--games is for --game tictactoe")
-        from paperlib.training.rlft_bandits import settings_for
+        from paperlib.bandits.training import recipe
 
-        settings = settings_for(args.profile, model=args.model, instances=args.instances, horizon=args.horizon,
-                                micro_batch=args.micro_batch)
+        settings = recipe(args.profile, model=args.model, instances=args.instances, horizon=args.horizon,
+                          micro_batch=args.micro_batch)
     else:
         if args.instances is not None or args.horizon is not None:
             raise UsageError("--instances and --horizon are for --game bandits")
-        from paperlib.training.rlft_tictactoe import settings_for
+        from paperlib.tictactoe.training import recipe
 
-        settings = settings_for(args.profile, model=args.model, games=args.games, micro_batch=args.micro_batch)
+        settings = recipe(args.profile, model=args.model, games=args.games, micro_batch=args.micro_batch)
     print(report_update(settings, bench_update(settings)))
     return 0

@@ -19,15 +19,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from paperlib import bench, pipeline, publish
+    from paperlib import bench, pipeline, publish, train_cli
     from paperlib.bandits import cli as bandits_cli
     from paperlib.philosophers import cli as philosophers_cli
     from paperlib.tictactoe import cli as tictactoe_cli
-    from paperlib.training import cli as training_cli
 
     parser = _Parser(prog="paperlib", description=__doc__.splitlines()[0])
     groups = parser.add_subparsers(dest="group", required=True, parser_class=_Parser)
-    for module in (philosophers_cli, bandits_cli, tictactoe_cli, training_cli, bench, pipeline, publish):
+    for module in (philosophers_cli, bandits_cli, tictactoe_cli, train_cli, bench, pipeline, publish):
         module.add_commands(groups)
     return parser
 

@@ -5,13 +5,18 @@
   papers' episode counts wherever the time allows.
 - paper: the papers' models and sizes, on GPUs and API gateways.
 
-Each notebook reads its knobs from here and nowhere else; a knob that differs
-from the paper says so in a comment.
+Each notebook reads its knobs from here and nowhere else, the training recipes included: a
+recipe (``grpo_recipe``, ``rlft_recipe``, ``ttt_recipe``) names the trainer's settings the
+profile changes from the paper's defaults, as plain values, and the game builds its settings
+from it (``philosophers.training.recipe``, ``bandits.training.recipe``,
+``tictactoe.training.recipe``); the ``paperlib train`` commands do the same. A knob that
+differs from the paper says so in a comment.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 SCRIPTED_POLICIES = ("no_action", "always_think", "random", "left_first", "resource_hierarchy", "waiter")
 
@@ -41,13 +46,20 @@ class Profile:
     gap_probe_episodes: int = 10  # at N = 5 [ours]
     gap_max_new_tokens: int = 1024  # [ours] room for a reasoning model to think before its call
     gap_max_batch: int = 150  # rows of one hf forward pass
-    # -- paper A, notebooks 03-04: GRPO (the recipe is paperlib.training.grpo.PRESETS[profile])
+    # -- paper A, notebooks 03-04: GRPO on the table. The recipe: the run's settings that differ from
+    # paper A's recipe (the defaults of philosophers.training.TableSettings). paper: Qwen3-14B with
+    # room to think (1024 tokens, the evaluation's budget), 6 rows of up to 1024 completion tokens
+    # per pass, generation by trl's colocated vLLM on a GPU
+    grpo_recipe: Mapping[str, object] = field(default_factory=lambda: {
+        "model": "qwen3-14b", "max_new_tokens": 1024, "micro_batch": 6, "generation": "vllm"})
     grpo_seed: int = 0  # the training run's seed
     grpo_control_episodes: int = 30  # held-out episodes per side of the positive control's test, at the recipe's N [ours]
     grpo_val_episodes: int = 30  # validation episodes per saved step (best_val) [ours]
     grpo_eval_ns: tuple[int, ...] = (5, 10, 15)  # the paper's evaluation grid
     grpo_eval_episodes: int = 30  # per cell, the paper's
-    # -- paper B, notebook 14: RLFT (the recipe is paperlib.training.rlft_bandits.PRESETS[profile])
+    # -- paper B, notebook 14: RLFT on the bandits. The recipe: the run's settings that differ from
+    # paper B's (the defaults of bandits.training.BanditSettings); paper: 16 decisions per pass [ours]
+    rlft_recipe: Mapping[str, object] = field(default_factory=lambda: {"model": "gemma2-2b", "micro_batch": 16})
     rlft_seed: int = 0  # the training runs' seed
     rlft_eval_instances: int = 64  # held-out instances per adapter [ours: notebook 11's 64 instances]
     # [ours] models the positive control also trains (the recipe with only the model changed): the
@@ -102,11 +114,17 @@ class Profile:
     lens_ns: tuple[int, ...] = (5, 10, 15)
     lens_episodes: int = 30
     lens_tokens: int = 256  # [ours] room for a sentence, the tag and the call
-    # -- paper B, notebook 16: tic-tac-toe (the recipe is paperlib.training.rlft_tictactoe.PRESETS[profile])
+    # -- paper B, notebook 16: RLFT on tic-tac-toe. The recipe: the runs' settings that differ from
+    # paper B's (the defaults of tictactoe.training.TicTacToeSettings), CoT and its budget aside
+    ttt_recipe: Mapping[str, object] = field(default_factory=lambda: {"model": "gemma2-2b", "updates": 2_000})
     ttt_seed: int = 0  # the training runs' seed
-    ttt_cot_runs: tuple[bool, ...] = (True, False)  # an RLFT run with CoT and one without (the paper's ablation)
+    # an RLFT run with CoT and one without (the paper's ablation); the first is the main run, and the
+    # one `paperlib train rlft-tictactoe` trains unless told
+    ttt_cot_runs: tuple[bool, ...] = (True, False)
     ttt_cot_tokens: int = 256  # the CoT run's new tokens per move, in training and its cells (the paper's 256)
-    ttt_cot_micro_batch: int = 0  # the CoT run's decisions per forward and backward pass; 0: the recipe's
+    ttt_cot_micro_batch: int = 16  # the CoT run's decisions per forward and backward pass (0: all) [ours: memory]
+    ttt_no_cot_tokens: int = 16  # the run without CoT: new tokens per move (the paper's 16)
+    ttt_no_cot_micro_batch: int = 16  # and its decisions per forward and backward pass (0: all) [ours: memory]
     ttt_games: int = 100  # held-out games per adapter and cell [ours: the paper does not say]
     ttt_budgets: tuple[int, ...] = (16, 64, 256, 512)  # thinking budgets with CoT at evaluation (the paper's Fig. 9c)
 
@@ -126,13 +144,19 @@ PROFILES = {
                      kd_decisions=("constrained",),
                      lens_models=(("smollm2-135m", "hf"),), lens_ns=(3,), lens_episodes=2, lens_tokens=8,
                      # -- paper A, notebooks 03-04
+                     grpo_recipe={"model": "smollm2-135m", "n": 3, "rounds": 2, "steps": 2, "groups": 1,
+                                  "group_size": 2, "max_new_tokens": 16},
                      grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3,
                      # -- paper B, notebooks 14 and 15
+                     rlft_recipe={"model": "smollm2-135m", "updates": 2, "instances": 2, "pool": 8, "arms": 3,
+                                  "horizon": 3, "style": "no_cot", "max_new_tokens": 4},
                      rlft_eval_instances=3, rlft_control_models=("smollm2-135m",),
                      rlft_cot_ablation_tokens=4, explore_models=("smollm2-135m",), explore_instances=2,
                      explore_horizon=4, explore_cot=False, explore_tokens=4,
                      # -- paper B, notebook 16
-                     ttt_cot_runs=(False,), ttt_games=2, ttt_budgets=(4,)),
+                     ttt_recipe={"model": "smollm2-135m", "updates": 2, "games": 2}, ttt_cot_runs=(False,),
+                     ttt_cot_micro_batch=0, ttt_no_cot_tokens=4, ttt_no_cot_micro_batch=0, ttt_games=2,
+                     ttt_budgets=(4,)),
     "cpu": Profile(name="cpu",
                    # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
                    gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
@@ -153,9 +177,21 @@ PROFILES = {
                    # the embedded model that writes calls, at N = 5 (the paper's training size)
                    lens_models=(("qwen2.5-coder-0.5b", "hf"),), lens_ns=(5,),
                    lens_tokens=64,  # [ours] the tag and the call take about 30 of Qwen's tokens
-                   # -- paper A, notebooks 03-04 [ours: time] validation on 10 episodes per step, not 30
+                   # -- paper A, notebooks 03-04: Qwen2.5-Coder-0.5B, the embedded model that writes calls, at
+                   # the evaluation's budget (notebook 02) and prompt (notebook 02's probe chose rules-v1 for it);
+                   # 30 turn rows per pass [ours: memory] (a pass of 50 peaked at 15 GB), each feeding the shared
+                   # prompt once more, so the backward pass need not recompute the forward (no checkpointing)
+                   grpo_recipe={"model": "qwen2.5-coder-0.5b", "max_new_tokens": 16, "micro_batch": 30,
+                                "prompt": "rules-v1", "gradient_checkpointing": False},
+                   # [ours: time] validation on 10 episodes per step, not 30
                    grpo_val_episodes=10,
-                   # -- paper B, notebook 14 [ours: time] 32 held-out instances per adapter, not 64
+                   # -- paper B, notebook 14: Qwen2.5-Coder-0.5B, the embedded model that writes ACTION= itself
+                   # (a valid one in 55% of its no-CoT steps in notebook 11), in the paper's free protocol without
+                   # CoT, sized for 2 cores [ours: time] (the budget is updates x instances x horizon decisions of
+                   # 16 tokens), 20 decisions per pass [ours: memory]
+                   rlft_recipe={"model": "qwen2.5-coder-0.5b", "updates": 12, "instances": 8, "pool": 64, "arms": 5,
+                                "horizon": 10, "style": "no_cot", "max_new_tokens": 16, "micro_batch": 20},
+                   # [ours: time] 32 held-out instances per adapter, not 64
                    rlft_eval_instances=32,
                    # [ours] the harder control: Gemma 3 270M almost never writes a valid ACTION= (notebook 11)
                    rlft_control_models=("gemma3-270m",),
@@ -166,12 +202,14 @@ PROFILES = {
                    # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
                    explore_models=("qwen2.5-coder-0.5b",), explore_instances=8, explore_cot=False,
                    explore_tokens=None,
-                   # -- paper B, notebook 16 [ours: time] the main RLFT run without CoT (16 tokens: Qwen writes
-                   # ACTION= itself), then the CoT ablation thinking in 64 tokens (paper 256; as notebook 14's),
-                   # 10 decisions per pass [ours: memory] (a CoT update of the bandits at 20 peaked at 23 GB);
+                   # -- paper B, notebook 16 [ours: time] Qwen2.5-Coder-0.5B against random play, 12 updates of
+                   # 16 games: the main RLFT run without CoT (16 tokens: Qwen writes ACTION= itself, 20 decisions
+                   # per pass), then the CoT ablation thinking in 64 tokens (paper 256; as notebook 14's), 10
+                   # decisions per pass [ours: memory] (a CoT update of the bandits at 20 peaked at 23 GB);
                    # 30 held-out games per cell, thinking budgets up to 256 tokens
-                   ttt_cot_runs=(False, True), ttt_cot_tokens=64, ttt_cot_micro_batch=10, ttt_games=30,
-                   ttt_budgets=(16, 64, 256)),
+                   ttt_recipe={"model": "qwen2.5-coder-0.5b", "updates": 12, "games": 16},
+                   ttt_cot_runs=(False, True), ttt_cot_tokens=64, ttt_cot_micro_batch=10, ttt_no_cot_micro_batch=20,
+                   ttt_games=30, ttt_budgets=(16, 64, 256)),
     "paper": Profile(name="paper"),
 }
 

@@ -9,17 +9,19 @@ import pandas as pd
 import pytest
 from scripted_backend import ScriptedBackend
 
-from paperlib.training import grpo
-from paperlib.training.checkpoints import RunDir, adapter_hash, file_hash
-from paperlib.training.grpo import (
+from paperlib.philosophers.training import (
     TRAINING_SEEDS,
     VALIDATION_SEEDS,
-    GRPOSettings,
-    TableRollout,
-    dataset_rows,
-    settings_for,
-    train,
+    TableSettings,
+    add_outcomes,
+    lens_of_last_adapter,
+    recipe,
+    validate,
 )
+from paperlib.training import grpo
+from paperlib.training.checkpoints import RunDir, adapter_hash, file_hash
+from paperlib.training.grpo import Rollout, train
+from paperlib.training.settings import settings_table
 
 
 def call(tool):
@@ -28,12 +30,17 @@ def call(tool):
 
 # -- settings --------------------------------------------------------------------------------
 def test_the_default_is_the_papers_recipe():
-    s = GRPOSettings()
+    s = TableSettings()
     assert (s.n, s.rounds, s.steps, s.groups, s.group_size, s.lora_rank) == (5, 5, 16, 2, 3, 8)
-    assert s.beta == 0.0 and s.reward == "paper"
-    assert set(grpo.settings_table(s)["setting"]) >= {"learning_rate", "beta", "loss_type", "epsilon", "temperature",
-                                                       "rows", "seat_reward"}
-    assert settings_for("cpu").model == "qwen2.5-coder-0.5b" and settings_for("cpu").steps == 16
+    assert s.beta == 0.0 and s.reward == "paper" and s.max_grad_norm == 0.1
+    table = settings_table(s).set_index("setting")
+    assert set(table.index) >= {"learning_rate", "beta", "loss_type", "epsilon", "temperature", "rows", "seat_reward"}
+    assert table.loc["n", "source"] == "paper (N = 5)" and table.loc["beta", "source"].startswith("ART's default")
+    assert set(table.loc[["model", "seed", "profile", "reward"], "source"]) == {"run"}  # every other has a source
+    assert (table["source"] != "run").sum() == len(table) - 4
+    assert recipe("cpu").model == "qwen2.5-coder-0.5b" and recipe("cpu").steps == 16
+    assert recipe("cpu").profile == "cpu" and recipe("paper") == TableSettings(
+        profile="paper", max_new_tokens=1024, micro_batch=6, generation="vllm")
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -48,13 +55,13 @@ def test_the_default_is_the_papers_recipe():
 ])
 def test_bad_settings_are_refused_in_one_line(overrides, message):
     with pytest.raises(ValueError, match=message) as error:
-        settings_for("smoke", **overrides)
+        recipe("smoke", **overrides)
     assert "\n" not in str(error.value)
 
 
 def test_an_unknown_profile_is_refused():
     with pytest.raises(ValueError, match="unknown profile 'gpu'; choose one of smoke, cpu, paper"):
-        settings_for("gpu")
+        recipe("gpu")
 
 
 def test_refusals_come_before_any_model_loads(tmp_path, monkeypatch):
@@ -63,24 +70,24 @@ def test_refusals_come_before_any_model_loads(tmp_path, monkeypatch):
 
     monkeypatch.setattr("paperlib.models.load_local", no_model)
     with pytest.raises(ValueError, match="steps must be at least 1"):
-        train(GRPOSettings(model="smollm2-135m", steps=0), tmp_path / "a")
-    RunDir(tmp_path / "b").claim(settings_for("smoke").config())
+        train(TableSettings(model="smollm2-135m", steps=0), tmp_path / "a")
+    RunDir(tmp_path / "b").claim(recipe("smoke").config())
     with pytest.raises(ValueError, match=r"holds another run \(its reward differ\)") as error:
-        train(settings_for("smoke", reward="valid"), tmp_path / "b")
+        train(recipe("smoke", reward="valid"), tmp_path / "b")
     assert "\n" not in str(error.value)
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match="not empty and holds no run config"):
-        train(settings_for("smoke"), tmp_path / "c")
+        train(recipe("smoke"), tmp_path / "c")
 
 
 def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
     import argparse
 
-    from paperlib.training import cli
+    from paperlib import train_cli
 
     parser = argparse.ArgumentParser(prog="paperlib")
-    cli.add_commands(parser.add_subparsers(dest="group"))
+    train_cli.add_commands(parser.add_subparsers(dest="group"))
     base = ["train", "grpo", "--profile", "smoke", "--out", str(tmp_path / "run")]
     for extra, message in [(["--steps", "0"], "must be a positive integer, got 0"),
                            (["--group-size", "1"], "a group needs at least 2 episodes"),
@@ -94,22 +101,22 @@ def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
 
 
 def test_training_seeds_are_disjoint_from_evaluation_and_validation():
-    s = GRPOSettings(seed=3)
+    s = TableSettings(seed=3)
     seeds = [x for step in range(1, s.steps + 1) for x in s.step_seeds(step)]
     assert len(set(seeds)) == s.steps * s.groups == 32
     assert min(seeds) >= TRAINING_SEEDS > VALIDATION_SEEDS + 100_000
-    other_run = [x for step in range(1, 17) for x in GRPOSettings(seed=4).step_seeds(step)]
+    other_run = [x for step in range(1, 17) for x in TableSettings(seed=4).step_seeds(step)]
     assert not set(seeds) & set(other_run)
 
 
 def test_dataset_rows_are_seed_major():
-    s = settings_for("smoke", groups=2, steps=2, rows="seat")
-    rows = [json.loads(r) for r in dataset_rows(s)]
+    s = recipe("smoke", groups=2, steps=2, rows="seat")
+    rows = [json.loads(r) for r in s.dataset_rows()]
     a, b = s.step_seeds(1)
     assert len(rows) == s.steps * s.groups * s.n == 12
     assert rows[:4] == [{"seed": a, "seat": 0}, {"seed": a, "seat": 1}, {"seed": a, "seat": 2}, {"seed": b, "seat": 0}]
     assert rows[6]["seed"] == s.step_seeds(2)[0] == b + 1
-    turns = [json.loads(r) for r in dataset_rows(settings_for("smoke"))]
+    turns = [json.loads(r) for r in recipe("smoke").dataset_rows()]
     assert turns[:3] == [{"seed": a, "seat": 0, "turn": 1}, {"seed": a, "seat": 0, "turn": 2},
                          {"seed": a, "seat": 1, "turn": 1}]
 
@@ -190,11 +197,12 @@ class FakeTrainer:
 
 
 def scripted_rollout(tmp_path, rows):
-    settings = settings_for("smoke", n=2, rounds=2, groups=2, group_size=2, reward="valid", rows=rows)
-    rollout = TableRollout(settings, type("Tokenizer", (), {"eos_token_id": 0})(), RunDir(tmp_path))
+    settings = recipe("smoke", n=2, rounds=2, groups=2, group_size=2, reward="valid", rows=rows)
+    rollout = Rollout(settings, type("Tokenizer", (), {"eos_token_id": 0})(), RunDir(tmp_path))
     rollout.backend = ScriptedBackend(ROUND_1 + ROUND_2)
     trainer = FakeTrainer()
-    prompts = [row for row in dataset_rows(settings)[:len(dataset_rows(settings)) // settings.steps]
+    dataset = settings.dataset_rows()
+    prompts = [row for row in dataset[:len(dataset) // settings.steps]
                for _ in range(settings.group_size)]  # trl's repetition of each row, one step's batch
     return settings, rollout, trainer, prompts, rollout(prompts, trainer)
 
@@ -247,31 +255,22 @@ def test_seat_rows_pack_the_turns_and_mask_the_later_prompts(tmp_path):
 
 
 def test_the_rollout_refuses_rows_of_another_step(tmp_path):
-    settings = settings_for("smoke")
-    rollout = TableRollout(settings, None, RunDir(tmp_path))
+    settings = recipe("smoke")
+    rollout = Rollout(settings, None, RunDir(tmp_path))
     rollout.backend = ScriptedBackend()
     trainer = FakeTrainer()
     trainer.state.global_step = 1  # step 2, fed step 1's rows
     with pytest.raises(RuntimeError, match="step 2 got the rows of seeds"):
-        rollout(dataset_rows(settings)[:2], trainer)
+        rollout(settings.dataset_rows()[:2], trainer)
+    assert trainer.model.training  # handed back in training mode
 
 
 # -- on SmolLM2 ----------------------------------------------------------------------------------
-SMOKE = {"reward": "valid"}  # the paper's reward is 1.0 for every smoke episode (no call, no deadlock): no signal
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("smoke")
-    settings = settings_for("smoke", **SMOKE)
-    return settings, RunDir(out), train(settings, out, progress=False)
-
-
 @pytest.mark.slow
-def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_step(smoke_run):
+def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_step(grpo_smoke_run):
     from safetensors.torch import load_file
 
-    settings, run, log = smoke_run
+    settings, run, log = grpo_smoke_run
     assert list(log["step"]) == [1, 2] and run.steps_saved() == [1, 2]
     for step in (1, 2):  # the hash logged is the hash of the adapter saved
         assert file_hash(run.checkpoint(step)) == log.loc[log["step"] == step, "adapter_hash"].item()
@@ -293,8 +292,8 @@ def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_step(smoke_run):
 
 
 @pytest.mark.slow
-def test_rollouts_come_from_the_adapter_of_the_step_before(smoke_run):
-    _, run, log = smoke_run
+def test_rollouts_come_from_the_adapter_of_the_step_before(grpo_smoke_run):
+    _, run, log = grpo_smoke_run
     by_step = log.set_index("step")
     assert by_step.loc[2, "rollout_adapter_hash"] == by_step.loc[1, "adapter_hash"] == file_hash(run.checkpoint(1))
     for step in (1, 2):
@@ -305,14 +304,9 @@ def test_rollouts_come_from_the_adapter_of_the_step_before(smoke_run):
 
 
 @pytest.mark.slow
-def test_a_stopped_run_resumes_to_the_same_log(smoke_run, tmp_path):
-    settings, _, uninterrupted = smoke_run
-    first = train(settings, tmp_path, stop_after=1, progress=False)
-    assert list(first["step"]) == [1] and RunDir(tmp_path).steps_saved() == [1]
-    resumed = train(settings, tmp_path, progress=False)
-    timing = [c for c in uninterrupted.columns if c.endswith("seconds")] + ["peak_rss_gb"]  # measurements
-    pd.testing.assert_frame_equal(resumed.drop(columns=timing), uninterrupted.drop(columns=timing))
-    assert train(settings, tmp_path, progress=False).equals(resumed)  # finished: nothing to do
+def test_a_stopped_run_resumes_to_the_same_log(grpo_smoke_run, resumes_to_the_same_log):
+    settings, _, uninterrupted = grpo_smoke_run
+    resumes_to_the_same_log(settings, train, uninterrupted)
 
 
 @pytest.mark.slow
@@ -326,7 +320,7 @@ def test_shared_prefix_log_probabilities_and_gradients_match_trls(tmp_path):
     from paperlib.philosophers.env import initial_table, observe
     from paperlib.philosophers.prompts import get_prompt
 
-    settings = settings_for("smoke")
+    settings = recipe("smoke")
     run = RunDir(tmp_path)
     run.claim(settings.config())
     trainer = grpo.build_trainer(settings, run, progress=False)
@@ -379,8 +373,7 @@ def test_the_positive_control_rises(tmp_path):
     from paperlib.philosophers.episode import run_episodes
     from paperlib.philosophers.llm import LLMPolicy
 
-    settings = settings_for("smoke", reward="valid", n=2, rounds=1, groups=2, group_size=4, steps=4,
-                            learning_rate=1e-3)
+    settings = recipe("smoke", reward="valid", n=2, rounds=1, groups=2, group_size=4, steps=4, learning_rate=1e-3)
     train(settings, tmp_path, progress=False)
     lm, tokenizer = load_local(settings.model)
 
@@ -388,7 +381,7 @@ def test_the_positive_control_rises(tmp_path):
         policy = LLMPolicy(HFBackend(settings.model, lm=model, tokenizer=tokenizer), prompt=settings.prompt,
                            max_new_tokens=settings.max_new_tokens, seed=7)
         episodes, _ = run_episodes(policy, settings.n, settings.rounds, range(VALIDATION_SEEDS, VALIDATION_SEEDS + 30))
-        return grpo.add_outcomes(episodes)["valid_share"].to_numpy()
+        return add_outcomes(episodes)["valid_share"].to_numpy()
 
     base = valid_share(lm)
     trained = valid_share(PeftModel.from_pretrained(lm, str(RunDir(tmp_path).checkpoint(settings.steps))))
@@ -397,7 +390,7 @@ def test_the_positive_control_rises(tmp_path):
 
 
 @pytest.mark.slow
-def test_validation_plays_each_saved_adapter_and_feeds_best_val(smoke_run):
+def test_validation_plays_each_saved_adapter_and_feeds_best_val(grpo_smoke_run):
     """Each step's validation episodes equal those of that adapter loaded on its own (the
     adapters are swapped in place under one backend, whose kept KV must not outlive a swap)."""
     from peft import PeftModel
@@ -408,8 +401,8 @@ def test_validation_plays_each_saved_adapter_and_feeds_best_val(smoke_run):
     from paperlib.philosophers.llm import LLMPolicy
     from paperlib.training.selection import best_val
 
-    settings, run, log = smoke_run
-    table = grpo.validate(run.path, episodes=3, progress=False)
+    settings, run, log = grpo_smoke_run
+    table = validate(run.path, episodes=3, progress=False)
     assert list(table.groupby("step").size().items()) == [(1, 3), (2, 3)]
     assert set(table["seed"]) == {VALIDATION_SEEDS, VALIDATION_SEEDS + 1, VALIDATION_SEEDS + 2}
     lm, tokenizer = load_local(settings.model)
@@ -420,22 +413,21 @@ def test_validation_plays_each_saved_adapter_and_feeds_best_val(smoke_run):
     columns = ["seed", "actions_total", "invalid_actions", "no_actions", "meals_total", "reward"]
     pd.testing.assert_frame_equal(table[table["step"] == 2][columns].reset_index(drop=True), episodes[columns])
     assert best_val(log, table, column="valid_share") in (1, 2)
-    assert grpo.validate(run.path, episodes=3, progress=False).equals(table)  # kept: nothing replayed
-    more = grpo.validate(run.path, episodes=4, progress=False)  # extended: only the new episode played
+    assert validate(run.path, episodes=3, progress=False).equals(table)  # kept: nothing replayed
+    more = validate(run.path, episodes=4, progress=False)  # extended: only the new episode played
     assert list(more.groupby("step").size()) == [4, 4]
     pd.testing.assert_frame_equal(more[more["episode"] < 3].reset_index(drop=True), table)
     assert set(table["adapter_hash"]) == {file_hash(run.checkpoint(1)), file_hash(run.checkpoint(2))}
 
 
 @pytest.mark.slow
-def test_the_knowing_doing_lens_plays_the_last_adapter_on_the_base_models_episodes(smoke_run, tmp_path):
+def test_the_knowing_doing_lens_plays_the_last_adapter_on_the_base_models_episodes(grpo_smoke_run, tmp_path):
     from dataclasses import replace
 
     from paperlib.philosophers import knowing_doing as kd
     from paperlib.profiles import get_profile
-    from paperlib.training.grpo import lens_of_last_adapter
 
-    _, run, _ = smoke_run
+    _, run, _ = grpo_smoke_run
     profile = replace(get_profile("smoke"), lens_episodes=1)
     trained = lens_of_last_adapter(run.path, profile, 0, tmp_path)
     assert set(trained["adapter"]) == {"GRPO step 2"} and set(trained["model"]) == {"smollm2-135m"}

@@ -1,5 +1,7 @@
-"""Imports point one way: the shared layers never import a game, no game imports another,
-and the package's import graph (every import, at module level or inside a function) has no cycle."""
+"""Imports point one way: reports use games and trainers, games use the shared layers. The shared
+layers (the trainers included) never import a game, no game imports another, no game and no shared
+layer imports a report, and the package's import graph (every import, at module level or inside a
+function) has no cycle."""
 
 import ast
 from pathlib import Path
@@ -8,8 +10,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "paperlib"
 GAMES = ("paperlib.philosophers", "paperlib.bandits", "paperlib.tictactoe")
-SHARED = ("paperlib.llm", "paperlib.backends", "paperlib.data", "paperlib.stats", "paperlib.paths",
+SHARED = ("paperlib.llm", "paperlib.backends", "paperlib.training", "paperlib.data", "paperlib.stats", "paperlib.paths",
           "paperlib.argtypes", "paperlib.decisions", "paperlib.models", "paperlib.profiles")
+REPORTS = ("paperlib.reports",)
 
 
 def module_name(path: Path) -> str:
@@ -43,6 +46,17 @@ def within(name: str, prefixes) -> str | None:
 def test_shared_layers_never_import_a_game(graph):
     upward = [(m, t) for m, targets in graph.items() if within(m, SHARED) for t in targets if within(t, GAMES)]
     assert not upward
+
+
+def test_no_game_and_no_shared_layer_imports_a_report(graph):
+    upward = [(m, t) for m, targets in graph.items() if within(m, GAMES + SHARED) for t in targets if within(t, REPORTS)]
+    assert not upward
+
+
+def test_the_trainers_are_checked_as_a_shared_layer(graph):
+    trainers = [m for m in graph if within(m, ("paperlib.training",))]
+    assert {"paperlib.training.grpo", "paperlib.training.rlft.loop", "paperlib.training.settings"} <= set(trainers)
+    assert all(within(m, SHARED) for m in trainers)
 
 
 def test_no_game_imports_another(graph):

@@ -9,33 +9,54 @@ import pandas as pd
 import pytest
 
 from paperlib import cli
-from paperlib.training import rlft_loop
-from paperlib.training.checkpoints import RunDir, file_hash
-from paperlib.training.rlft_bandits import (
+from paperlib.bandits.training import (
     HELD_OUT_SEEDS,
     POOL_SEEDS,
-    RLFTSettings,
+    BanditSettings,
     advantages_of,
     before_after,
     cot_ablation,
-    cot_ablation_sentence,
     evaluate_adapters,
-    harder_control_sentence,
-    settings_for,
-    settings_table,
+    recipe,
+    reward_moments,
 )
-from paperlib.training.rlft_loop import train
+from paperlib.reports.n14_rlft_bandits import cot_ablation_sentence, harder_control_sentence
+from paperlib.training.checkpoints import RunDir, file_hash
+from paperlib.training.rlft import loop
+from paperlib.training.rlft.loop import train
+from paperlib.training.settings import settings_table
 
 
 # -- settings --------------------------------------------------------------------------------
 def test_the_default_is_the_papers_setup():
-    s = RLFTSettings()
+    s = BanditSettings()
     assert (s.instances, s.pool, s.horizon, s.style, s.max_new_tokens) == (16, 512, 50, "cot", 256)
     assert (s.epsilon, s.beta, s.penalty, s.temperature, s.eval_temperature) == (0.2, 0.05, -5.0, 1.0, 0.0)
     table = settings_table(s).set_index("setting")
     assert table.loc["instances", "source"].startswith("paper") and table.loc["lora_rank", "source"].startswith("ours")
-    assert table.loc["reward_normalisation", "value"] == "mean 0.500, std %.3f" % math.sqrt(1 / 12 + 0.1**2)
+    assert table.loc["reward_normalisation", "value"] == f"mean 0.500, std {math.sqrt(1 / 12 + 0.1**2):.3f}"
     assert set(table["source"]) - {"run"} and not (table["source"] == "").any()
+    assert list(table.index[-3:]) == ["reward_normalisation", "baseline", "kl_estimator"]
+    cpu = recipe("cpu")
+    assert (cpu.model, cpu.profile, cpu.updates, cpu.style, cpu.micro_batch) == ("qwen2.5-coder-0.5b", "cpu", 12,
+                                                                                "no_cot", 20)
+    assert recipe("paper") == BanditSettings(profile="paper", micro_batch=16)
+
+
+@pytest.mark.parametrize("family, sigma", [("gaussian", 0.1), ("gaussian", 3.0), ("bernoulli", 0.0)])
+def test_reward_moments_match_the_prior(family, sigma):
+    mean, scale = reward_moments(sigma, family)
+    if family == "gaussian":
+        assert (mean, scale) == (0.5, pytest.approx(math.sqrt(1 / 12 + sigma**2)))  # Var U(0,1) = 1/12
+    else:
+        assert (mean, scale) == (0.5, 0.5)  # Bernoulli(p), p ~ U(0,1), is Bernoulli(1/2)
+    # independently: draw means from the prior, then one reward each
+    rng = np.random.default_rng(0)
+    mu = rng.random(400_000)
+    r = mu + sigma * rng.standard_normal(mu.size) if family == "gaussian" else (rng.random(mu.size) < mu) * 1.0
+    assert r.mean() == pytest.approx(mean, abs=0.01) and r.std() == pytest.approx(scale, rel=0.01)
+    with pytest.raises(ValueError):
+        reward_moments(0.1, "poisson")
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -50,7 +71,7 @@ def test_the_default_is_the_papers_setup():
 ])
 def test_bad_settings_are_refused_in_one_line(overrides, message):
     with pytest.raises(ValueError, match=message) as error:
-        settings_for("smoke", **overrides)
+        recipe("smoke", **overrides)
     assert "\n" not in str(error.value)
 
 
@@ -70,12 +91,12 @@ def test_the_command_line_refuses_before_any_model_loads(tmp_path, capsys, monke
 
 
 def test_each_update_draws_distinct_pool_instances_from_its_seed():
-    s = RLFTSettings(seed=3)
+    s = BanditSettings(seed=3)
     draws = [s.update_seeds(u) for u in range(1, 41)]
     for seeds in draws:
         assert len(set(seeds)) == s.instances and all(POOL_SEEDS <= x < POOL_SEEDS + s.pool for x in seeds)
-    assert draws[0] == RLFTSettings(seed=3).update_seeds(1)  # a function of (seed, update): a resume redraws them
-    assert draws[0] != draws[1] and draws[0] != RLFTSettings(seed=4).update_seeds(1)
+    assert draws[0] == BanditSettings(seed=3).update_seeds(1)  # a function of (seed, update): a resume redraws them
+    assert draws[0] != draws[1] and draws[0] != BanditSettings(seed=4).update_seeds(1)
     assert len({x for seeds in draws for x in seeds}) > s.pool / 2  # the pool is used, not a corner of it
     assert POOL_SEEDS + s.pool <= HELD_OUT_SEEDS  # held-out instances are never trained on
     assert s.sampling_seed(1) != s.sampling_seed(2)
@@ -83,7 +104,7 @@ def test_each_update_draws_distinct_pool_instances_from_its_seed():
 
 def test_advantages_of_a_hand_made_rollout():
     # two instances, two steps, Bernoulli rewards (moments 0.5, 0.5: r = 1 -> +1, r = 0 -> -1)
-    s = RLFTSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli")
+    s = BanditSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli")
     steps = pd.DataFrame({"episode": [1, 0, 1, 0], "turn": [2, 1, 1, 2], "reward": [1.0, 1.0, 0.0, 1.0],
                           "valid": [True, True, False, True], "action": [1, 0, 0, 1],
                           "regret": 0.0, "coverage": 0.5})
@@ -92,8 +113,8 @@ def test_advantages_of_a_hand_made_rollout():
     np.testing.assert_allclose(returns, [[2, 1], [-5, 1]])
     # minus each step's batch mean ([-1.5, 1]): [[3.5, 0], [-3.5, 0]]; standardised (std 2.475)
     np.testing.assert_allclose(advantages, np.array([[3.5, 0], [-3.5, 0]]) / np.std([3.5, 0, -3.5, 0]), rtol=1e-6)
-    with_bonus, _, _ = advantages_of(steps, RLFTSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli",
-                                                         bonus=True))
+    with_bonus, _, _ = advantages_of(steps, BanditSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli",
+                                                           bonus=True))
     # the bonus pays each valid first play: shaped [[2, 2], [-6, 2]], returns [[4, 2], [-4, 2]]
     assert with_bonus[0, 0] > 0 > with_bonus[1, 0]
     with pytest.raises(ValueError, match="expected 2 x 2 step rows"):
@@ -136,7 +157,7 @@ def test_the_harder_control_says_why_nothing_moved():
 
 
 def test_the_cot_ablation_flips_the_recipes_chain_of_thought():
-    cpu = settings_for("cpu")
+    cpu = recipe("cpu")
     flipped = cot_ablation(cpu, 64)
     assert (cpu.style, flipped.style, flipped.max_new_tokens) == ("no_cot", "cot", 64)
     assert cot_ablation(flipped, 16).style == "no_cot" and cot_ablation(flipped, 16).model == cpu.model
@@ -162,22 +183,15 @@ def test_the_cot_ablation_sentence_gives_each_styles_change():
 
 
 # -- on SmolLM2 ----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rlft")
-    settings = settings_for("smoke")
-    return settings, RunDir(out), train(settings, out, progress=False)
-
-
 @pytest.mark.slow
-def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_update(smoke_run):
+def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_update(bandit_smoke_run):
     from safetensors.torch import load_file
 
-    settings, run, log = smoke_run
+    settings, run, log = bandit_smoke_run
     assert list(log["step"]) == [1, 2] and run.steps_saved() == [1, 2]
     for update in (1, 2):
         assert file_hash(run.checkpoint(update)) == log.loc[log["step"] == update, "adapter_hash"].item()
-        assert (run.checkpoint(update) / rlft_loop.OPTIMIZER_FILE).exists()
+        assert (run.checkpoint(update) / loop.OPTIMIZER_FILE).exists()
     tensors = load_file(run.checkpoint(2) / "adapter_model.safetensors")
     assert any(t.abs().max() > 0 for name, t in tensors.items() if "lora_B" in name)  # B starts at zero
     # the logged rollout summary, recomputed from the saved rows
@@ -192,8 +206,8 @@ def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_update(smoke_run):
 
 
 @pytest.mark.slow
-def test_rollouts_are_on_policy(smoke_run):
-    _, run, log = smoke_run
+def test_rollouts_are_on_policy(bandit_smoke_run):
+    _, run, log = bandit_smoke_run
     by_update = log.set_index("step")
     assert by_update.loc[2, "rollout_adapter_hash"] == by_update.loc[1, "adapter_hash"] == file_hash(run.checkpoint(1))
     episodes = run.rollouts("episodes")
@@ -204,18 +218,14 @@ def test_rollouts_are_on_policy(smoke_run):
 
 
 @pytest.mark.slow
-def test_a_stopped_run_resumes_to_the_same_log(smoke_run, tmp_path):
-    settings, _, uninterrupted = smoke_run
-    first = train(settings, tmp_path, stop_after=1, progress=False)
-    assert list(first["step"]) == [1]
-    resumed = train(settings, tmp_path, progress=False)
-    timing = [c for c in resumed if c.endswith("seconds")] + ["peak_rss_gb"]
-    pd.testing.assert_frame_equal(resumed.drop(columns=timing), uninterrupted.drop(columns=timing))
+def test_a_stopped_run_resumes_to_the_same_log(bandit_smoke_run, resumes_to_the_same_log):
+    settings, _, uninterrupted = bandit_smoke_run
+    resumes_to_the_same_log(settings, train, uninterrupted)
 
 
 @pytest.mark.slow
-def test_held_out_evaluation_plays_each_adapter_on_the_same_instances(smoke_run):
-    settings, run, log = smoke_run
+def test_held_out_evaluation_plays_each_adapter_on_the_same_instances(bandit_smoke_run):
+    settings, run, log = bandit_smoke_run
     episodes, steps = evaluate_adapters(run.path, {"base": None, "last": 2}, instances=3, progress=False)
     assert sorted(episodes["adapter"].unique()) == ["base", "last"]
     for _, group in episodes.groupby("adapter"):
@@ -234,7 +244,7 @@ def test_held_out_evaluation_plays_each_adapter_on_the_same_instances(smoke_run)
 def test_the_benchmark_times_one_update_per_variant_with_the_same_loss():
     from paperlib.training.bench import RLFT_PHASES, bench_update, report_update
 
-    settings = settings_for("smoke")
+    settings = recipe("smoke")
     table = bench_update(settings, log=lambda line: None)
     assert list(table["variant"]) == ["every row whole", "shared prefix"]
     assert (table[list(RLFT_PHASES)] >= 0).all().all() and table["speedup"].iloc[0] == 1.0

@@ -8,13 +8,35 @@ import numpy as np
 import pytest
 import torch
 from peft import LoraConfig, get_peft_model
-from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, GPT2Config, GPT2LMHeadModel, LlamaConfig,
-                          LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM)
+from transformers import (
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
+    GPT2Config,
+    GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
 
-from paperlib.training.rlft import (
-    CLIP_EPSILON, INVALID_PENALTY, KL_BETA, VALUE_COEF, ValueHead, bandit_reward_moments, clipped_surrogate,
-    completion_logprobs, exploration_bonus, gae, gae_advantages, kl_k3, mc_advantages, pad_rows, per_step_baseline,
-    ppo_loss, reference_logprobs, returns_to_go, shaped_rewards, standardise, value_loss,
+from paperlib.training.rlft import CLIP_EPSILON, INVALID_PENALTY, KL_BETA, VALUE_COEF
+from paperlib.training.rlft.objective import (
+    ValueHead,
+    clipped_surrogate,
+    completion_logprobs,
+    exploration_bonus,
+    gae,
+    gae_advantages,
+    kl_k3,
+    mc_advantages,
+    pad_rows,
+    per_step_baseline,
+    ppo_loss,
+    reference_logprobs,
+    returns_to_go,
+    shaped_rewards,
+    standardise,
+    value_loss,
 )
 
 # -- rewards -----------------------------------------------------------------------------------
@@ -22,22 +44,6 @@ from paperlib.training.rlft import (
 
 def test_paper_settings():
     assert (INVALID_PENALTY, CLIP_EPSILON, KL_BETA) == (-5.0, 0.2, 0.05)
-
-
-@pytest.mark.parametrize("family, sigma", [("gaussian", 0.1), ("gaussian", 3.0), ("bernoulli", 0.0)])
-def test_reward_moments_match_the_prior(family, sigma):
-    mean, scale = bandit_reward_moments(sigma, family)
-    if family == "gaussian":
-        assert (mean, scale) == (0.5, pytest.approx(math.sqrt(1 / 12 + sigma**2)))  # Var U(0,1) = 1/12
-    else:
-        assert (mean, scale) == (0.5, 0.5)  # Bernoulli(p), p ~ U(0,1), is Bernoulli(1/2)
-    # independently: draw means from the prior, then one reward each
-    rng = np.random.default_rng(0)
-    mu = rng.random(400_000)
-    r = mu + sigma * rng.standard_normal(mu.size) if family == "gaussian" else (rng.random(mu.size) < mu) * 1.0
-    assert r.mean() == pytest.approx(mean, abs=0.01) and r.std() == pytest.approx(scale, rel=0.01)
-    with pytest.raises(ValueError):
-        bandit_reward_moments(0.1, "poisson")
 
 
 def test_shaped_rewards_penalty_bonus_and_padding():

@@ -3,39 +3,57 @@ smoke run of the real loop (SmolLM2, a value head, two updates) with its held-ou
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from paperlib import cli
-from paperlib.training import rlft_loop
-from paperlib.training.checkpoints import RunDir, file_hash
-from paperlib.training.rlft_loop import train
-from paperlib.training.rlft_tictactoe import (HELD_OUT_SEEDS, TRAIN_SEEDS, Cell, TicTacToeSettings, advantages_of,
-                                              control_sentence, cot_sentence, evaluate, evaluation_cells, recipes,
-                                              references, returns_sentence, returns_table, settings_for,
-                                              settings_table)
+from paperlib.reports.n16_tictactoe import control_sentence, cot_sentence, returns_sentence
+from paperlib.tictactoe.training import (
+    HELD_OUT_SEEDS,
+    TRAIN_SEEDS,
+    Cell,
+    TicTacToeSettings,
+    advantages_of,
+    evaluate,
+    evaluation_cells,
+    recipe,
+    recipes,
+    references,
+    returns_table,
+)
+from paperlib.training.checkpoints import file_hash
+from paperlib.training.rlft import loop
+from paperlib.training.rlft.loop import train
+from paperlib.training.settings import settings_table
 
 
 # -- settings --------------------------------------------------------------------------------
-def test_presets_and_the_settings_table():
-    cpu = settings_for("cpu")
-    assert (cpu.model, cpu.cot, cpu.max_new_tokens, cpu.opponent, cpu.legal_in_prompt) == (
-        "qwen2.5-coder-0.5b", False, 16, "random", True)
-    assert TicTacToeSettings.value_head and settings_for("paper").cot
+def test_recipes_and_the_settings_table():
+    cpu = recipe("cpu")
+    assert (cpu.model, cpu.cot, cpu.max_new_tokens, cpu.micro_batch, cpu.opponent, cpu.legal_in_prompt) == (
+        "qwen2.5-coder-0.5b", False, 16, 20, "random", True)
+    assert TicTacToeSettings.value_head and recipe("paper").cot
+    assert recipe("paper") == TicTacToeSettings(profile="paper", updates=2_000, micro_batch=16)  # the paper's CoT
+    assert (recipe("cpu", True).max_new_tokens, recipe("paper", False).max_new_tokens) == (64, 16)
     table = settings_table(cpu).set_index("setting")
     assert table.loc["penalty", "value"] == "-5.0" and table.loc["penalty", "source"].startswith("paper")
     assert table.loc["gae", "value"] == "gamma 1, lambda 0.95" and table.loc["baseline", "source"].startswith("paper")
     assert (table["source"] != "run").sum() >= len(table) - 3  # every setting but model, seed, profile has a source
+    assert list(table.index[-5:]) == ["reward", "baseline", "gae", "value_head", "kl_estimator"]
 
 
 def test_each_profiles_runs_flip_only_the_cot_and_its_budget():
     paper, cpu = recipes("paper", 0), recipes("cpu", 3)
     assert list(paper) == ["CoT", "no CoT"] and list(cpu) == ["no CoT", "CoT"] and list(recipes("smoke", 0)) == ["no CoT"]
     assert (paper["CoT"].max_new_tokens, paper["no CoT"].max_new_tokens) == (256, 16)
-    assert paper["CoT"] == settings_for("paper", seed=0) and cpu["no CoT"] == settings_for("cpu", seed=3)
+    assert paper["CoT"] == recipe("paper", seed=0) and cpu["no CoT"] == recipe("cpu", seed=3)
     assert (cpu["CoT"].cot, cpu["CoT"].max_new_tokens, cpu["CoT"].micro_batch, cpu["CoT"].seed) == (True, 64, 10, 3)
-    assert cpu["CoT"] == settings_for("cpu", seed=3, cot=True, max_new_tokens=64, micro_batch=10)
+    assert (cpu["no CoT"].max_new_tokens, cpu["no CoT"].micro_batch) == (16, 20)
+    assert cpu["CoT"] == replace(cpu["no CoT"], cot=True, max_new_tokens=64, micro_batch=10)
+    assert (recipes("smoke", 0)["no CoT"].max_new_tokens, recipes("smoke", 0)["no CoT"].micro_batch) == (4, 0)
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -47,14 +65,14 @@ def test_each_profiles_runs_flip_only_the_cot_and_its_budget():
 ])
 def test_bad_settings_are_refused_in_one_line(overrides, message):
     with pytest.raises(ValueError, match=message):
-        settings_for("smoke", **overrides)
+        recipe("smoke", **overrides)
 
 
 def test_training_games_never_meet_the_held_out_ones():
-    s = settings_for("cpu", seed=3)
+    s = recipe("cpu", seed=3)
     first, last = s.game_seed(1), s.game_seed(s.updates) + s.games - 1
     assert TRAIN_SEEDS <= first < last and first > HELD_OUT_SEEDS + 1_000_000
-    assert settings_for("cpu", seed=4).game_seed(1) > last  # run seeds draw disjoint games
+    assert recipe("cpu", seed=4).game_seed(1) > last  # run seeds draw disjoint games
 
 
 def test_the_cli_refuses_bad_runs_before_any_model_loads(tmp_path, capsys):
@@ -69,7 +87,7 @@ def test_gae_on_two_hand_worked_games():
     steps = pd.DataFrame({"episode": [0, 0, 0, 1], "turn": [1, 2, 3, 1], "reward": [0.0, 0.0, 1.0, -1.0],
                           "valid": [True, False, True, True]})
     values = np.array([0.5, 0.2, 0.8, 0.1])
-    advantages, targets, arrays = advantages_of(steps, values, settings_for("smoke"))
+    advantages, targets, arrays = advantages_of(steps, values, recipe("smoke"))
     # shaped rewards 0, -5, +1 and -1; gamma 1, lambda 0.95
     a3 = 1 - 0.8
     a2 = -5 + 0.8 - 0.2 + 0.95 * a3
@@ -83,15 +101,11 @@ def test_gae_on_two_hand_worked_games():
     assert (advantages[~mask] == 0).all() and (targets[~mask] == 0).all()
 
 
-def test_the_settings_advantages_read_the_trainers_values_in_row_order():
+def test_the_settings_advantages_read_each_rows_value_in_row_order():
     steps = pd.DataFrame({"episode": [0, 0, 1], "turn": [1, 2, 1], "reward": [0.0, 1.0, 0.0],
                           "valid": [True, True, False]})
-
-    class Values:  # the one method of the trainer the advantages read; the real one runs in the smoke run
-        def values(self, rows):
-            return np.array([0.0, 0.5, 0.0])
-
-    advantages, targets, stats = settings_for("smoke").advantages(steps, Values())
+    # the values the trainer's value head gives the rows (the real one runs in the smoke run)
+    advantages, targets, stats = recipe("smoke").advantages(steps, np.array([0.0, 0.5, 0.0]))
     assert targets.tolist() == pytest.approx([0.5 + 0.95 * 0.5, 1.0, -5.0])  # lambda 0.95 (A + V)
     assert advantages[2] < advantages[1] < advantages[0]
     assert stats == pytest.approx({"mean_return": 0.5, "wins": 0.5, "losses": 0.0, "invalid_rate": 1 / 3,
@@ -115,20 +129,13 @@ def test_the_returns_table_tests_each_adapter_against_the_base_model_in_its_cell
 
 
 # -- on SmolLM2 ----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rlft_tictactoe")
-    settings = settings_for("smoke")
-    return settings, RunDir(out), train(settings, out, progress=False)
-
-
 @pytest.mark.slow
-def test_a_smoke_run_trains_the_adapter_and_the_value_head(smoke_run):
+def test_a_smoke_run_trains_the_adapter_and_the_value_head(tictactoe_smoke_run):
     import torch
 
-    settings, run, log = smoke_run
+    settings, run, log = tictactoe_smoke_run
     assert list(log["step"]) == [1, 2] and run.steps_saved() == [1, 2]
-    head = torch.load(run.checkpoint(2) / rlft_loop.VALUE_HEAD_FILE, weights_only=True)
+    head = torch.load(run.checkpoint(2) / loop.VALUE_HEAD_FILE, weights_only=True)
     assert head["linear.weight"].abs().max() > 0  # zero-initialised, then fitted to the GAE targets
     steps, games = run.rollouts("steps"), run.rollouts("episodes")
     for update, rows in games.groupby("update"):
@@ -144,17 +151,14 @@ def test_a_smoke_run_trains_the_adapter_and_the_value_head(smoke_run):
 
 
 @pytest.mark.slow
-def test_a_stopped_run_resumes_to_the_same_log(smoke_run, tmp_path):
-    settings, _, uninterrupted = smoke_run
-    assert list(train(settings, tmp_path, stop_after=1, progress=False)["step"]) == [1]
-    resumed = train(settings, tmp_path, progress=False)
-    timing = [c for c in resumed if c.endswith("seconds")] + ["peak_rss_gb"]
-    pd.testing.assert_frame_equal(resumed.drop(columns=timing), uninterrupted.drop(columns=timing))
+def test_a_stopped_run_resumes_to_the_same_log(tictactoe_smoke_run, resumes_to_the_same_log):
+    settings, _, uninterrupted = tictactoe_smoke_run
+    resumes_to_the_same_log(settings, train, uninterrupted)
 
 
 @pytest.mark.slow
-def test_held_out_games_of_each_adapter_in_each_cell_resume(smoke_run, tmp_path):
-    settings, run, _ = smoke_run
+def test_held_out_games_of_each_adapter_in_each_cell_resume(tictactoe_smoke_run, tmp_path):
+    settings, run, _ = tictactoe_smoke_run
     cells = [Cell("random"), Cell("random", legal_in_prompt=False, cot=True, max_new_tokens=8)]
     games, steps = evaluate(run.path, {"base": None, "last": 2}, cells, games=2, rollouts_dir=tmp_path,
                             progress=False)
@@ -178,7 +182,7 @@ def test_the_benchmark_refuses_the_other_games_sizes(capsys):
 
 
 def test_a_complete_separation_passes_the_positive_control():
-    s = settings_for("cpu")
+    s = recipe("cpu")
     cell = Cell("random").name(s)
     games = pd.DataFrame({"run": "no CoT", "adapter": ["base"] * 5 + ["RLFT"] * 5, "update": [0] * 5 + [12] * 5,
                           "cell": cell, "return": [0.0, 1, -1, 1, 0] * 2, "invalid_moves": [3] * 5 + [0] * 5,
@@ -217,7 +221,7 @@ def test_the_cot_sentence_says_which_style_raised_the_return():
 
 
 def test_the_returns_sentence_gives_each_cell_and_says_when_the_base_model_played_at_random():
-    s = settings_for("cpu")
+    s = recipe("cpu")
     cells = evaluation_cells(s, (16, 64))
     rows = [{"run": "no CoT", "adapter": adapter, "update": update, "cell": cell.name(s), "return": r,
              "invalid_moves": invalid, "moves": 4, "seed": seed, "model": "m"}

@@ -104,7 +104,8 @@ def test_hedges_g_interval_worked_by_hand():
 
 
 def test_compare_sets_each_adapter_against_the_base_on_the_same_seeds():
-    from paperlib.training.analysis import by_selection, compare
+    from paperlib.philosophers.training import compare_by_n as compare
+    from paperlib.training.selection import by_selection
 
     played = pd.DataFrame({"adapter": ["base"] * 3 + ["step-2"] * 3, "step": [0] * 3 + [2] * 3,
                            "n": 5, "seed": [0, 1, 2] * 2, "reward": [3, 4, 5, 1, 2, 3]})
@@ -114,14 +115,14 @@ def test_compare_sets_each_adapter_against_the_base_on_the_same_seeds():
     row = table.iloc[0]
     assert (row["mean"], row["base_mean"], row["difference"]) == (2, 4, -2)
     assert row["g"] == pytest.approx(-1.6) and row["p"] == pytest.approx(stats.welch([1, 2, 3], [3, 4, 5])[1])
-    with pytest.raises(ValueError, match="not played on the base model's seeds"):
+    with pytest.raises(ValueError, match="'last' was not played on the base model's held-out seeds in n 5"):
         compare(episodes.drop(index=5))
     with pytest.raises(ValueError, match="no evaluation episodes of step 7"):
         by_selection(played, {"best_val": 7})
 
 
 def test_the_curve_finds_the_peak_and_the_earlier_steps_that_beat_the_last():
-    from paperlib.training.analysis import curve
+    from paperlib.reports.n03_grpo import curve
 
     log = pd.DataFrame({"step": [1, 2, 3, 4], "reward": "paper", "train_reward": [0.2, 0.5, 0.5, 0.3],
                         "reward_std": [0.1, 0.2, 0.2, 0.1], "episodes": 4})
@@ -132,7 +133,7 @@ def test_the_curve_finds_the_peak_and_the_earlier_steps_that_beat_the_last():
 
 
 def test_the_behaviour_sentence_names_the_degenerate_maximum_only_when_reached():
-    from paperlib.training.analysis import behaviour_sentence
+    from paperlib.reports.n03_grpo import behaviour_sentence
 
     log = pd.DataFrame({"step": [2, 1], "train_reward": [1.0, 0.83], "valid_call_rate": [0.07, 0.94],
                         "meals": [0.0, 0.0], "deadlock_rate": [0.0, 0.17]})
@@ -143,7 +144,9 @@ def test_the_behaviour_sentence_names_the_degenerate_maximum_only_when_reached()
 
 
 def test_the_curve_and_the_null_result_become_claims():
-    from paperlib.training.analysis import compare, curve_claims_table, null_result_claims_table
+    from paperlib.philosophers.training import compare_by_n as compare
+    from paperlib.reports.n03_grpo import curve_claims_table
+    from paperlib.reports.n04_null_result import null_result_claims_table
 
     log = pd.DataFrame({"step": [1, 2, 3, 4], "reward": "paper", "train_reward": [0.2, 0.5, 0.5, 0.3],
                         "reward_std": [0.1, 0.2, 0.2, 0.1], "episodes": 4})
@@ -192,7 +195,9 @@ def test_against_gives_the_difference_its_test_and_hedges_g():
 
 
 def test_the_null_result_sentence_names_a_mealless_higher_reward_and_the_test_used():
-    from paperlib.training.analysis import compare, control_sentence, null_result_sentence
+    from paperlib.philosophers.training import compare_by_n as compare
+    from paperlib.reports.n03_grpo import control_sentence
+    from paperlib.reports.n04_null_result import null_result_sentence
 
     reported = pd.read_csv(paths.PAPER_REPORTED)
     base = {"selection": "base", "step": 0, "n": 5, "reward": [0.6, 0.8, 0.7, 0.9], "meals_total": [1, 0, 2, 1]}

@@ -1,6 +1,8 @@
 """``paperlib bench grpo`` and ``paperlib bench rlft``: seconds per training step and where
 they go, the plain path against ours.
 
+Both take a game's settings (any game's): ``paperlib bench`` builds them from a profile's recipe.
+
 GRPO.
 
 Each variant runs one real step of :func:`paperlib.training.grpo.train` in a scratch
@@ -13,7 +15,7 @@ the report shows beside the times. Variants (:data:`VARIANTS`):
 - ``shared prefix``: the rules every row shares fed once per micro-batch and the LM head
   at completion positions only (``GRPOSettings.shared_prefix``), checkpointing on;
 - ``shared prefix, no checkpointing``: the same without recomputing the forward pass in
-  the backward pass (the ``cpu`` preset).
+  the backward pass (the ``cpu`` profile's recipe).
 
 Where a step's seconds go: the rollout (the episodes played with the current adapter),
 the loss's forward pass, the KL measurement's forward pass (``measure_kl``), the rest of
@@ -23,7 +25,7 @@ earlier ones'); a training run logs its own peak (``peak_rss_gb``). The figures 
 what else runs on the machine (the load average is printed), so no test times them.
 
 RLFT (:func:`bench_update`), on the bandits or tic-tac-toe. One real update of
-:func:`paperlib.training.rlft_loop.train` per variant (:data:`RLFT_VARIANTS`: every row fed
+:func:`paperlib.training.rlft.loop.train` per variant (:data:`RLFT_VARIANTS`: every row fed
 whole, against the shared prefix), from the same settings and seed, hence the same rollout
 and (up to rounding) the same loss: the rollout, the advantages (for tic-tac-toe, the value
 head's pass over every move), the reference model's log-probabilities (the adapter
@@ -82,9 +84,8 @@ def bench_step(settings: GRPOSettings, variants: dict = VARIANTS, log=print) -> 
 
 def report(settings: GRPOSettings, table: pd.DataFrame) -> str:
     s = settings
-    lines = [f"GRPO step, {s.model}: {s.row_count} {s.rows} rows (N = {s.n}, R = {s.rounds}, {s.groups} groups of "
-             f"{s.group_size}), {s.rows_per_pass} rows per pass, max_new_tokens {s.max_new_tokens}, measure_kl "
-             f"{s.measure_kl}; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
+    lines = [f"GRPO step, {s.model}: {s.shape}, {s.rows_per_pass} rows per pass, max_new_tokens {s.max_new_tokens}, "
+             f"measure_kl {s.measure_kl}; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
     for r in table.itertuples():
         lines.append(f"  {r.variant:32s} {r.step:7.1f} s  x{r.speedup:.2f} (training side {r.training_side:6.1f} s, "
                      f"x{r.training_side_speedup:.2f}): rollout {r.rollout:.1f}, forward {r.forward:.1f}, "
@@ -100,7 +101,7 @@ RLFT_PHASES = ("rollout", "advantages", "reference", "forward_backward", "rest")
 def bench_update(settings, variants: dict = RLFT_VARIANTS, log=print) -> pd.DataFrame:
     """One RLFT update of ``settings`` per variant: the seconds per phase, the update's total and
     its ratio to the first variant's, the loss and the gradient norm."""
-    from paperlib.training.rlft_loop import train
+    from paperlib.training.rlft.loop import train
 
     rows = []
     for name, overrides in variants.items():

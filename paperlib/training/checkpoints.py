@@ -1,12 +1,12 @@
 """A training run's directory: its config, per-step adapters, training log and rollouts; resume.
 
-Trainer-agnostic: any trainer that saves one adapter per optimiser step can keep its run
-here (the GRPO trainer does; an RLFT trainer can). The layout under the run directory::
+Trainer-agnostic: both trainers (``paperlib.training.grpo``, ``paperlib.training.rlft.loop``)
+keep their runs here, one adapter per optimiser step. The layout under the run directory::
 
     run.json                      the run's settings; a rerun with other settings is refused
     training_log.parquet          one row per finished step (``step`` 1, 2, ...)
-    checkpoint-<step>/            the trainer's checkpoint: adapter_model.safetensors (and, for
-                                  a trainer that resumes, its optimiser and RNG state)
+    checkpoint-<step>/            the trainer's checkpoint: adapter_model.safetensors, and what
+                                  the trainer resumes from (its optimiser, RNG, value head)
     rollouts/episodes/step-<step>.parquet, rollouts/steps/step-<step>.parquet
                                   the episodes that step trained on
 
@@ -29,21 +29,24 @@ import os
 import re
 import shutil
 import warnings
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
-from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from paperlib.data import write_parquet
+
+if TYPE_CHECKING:
+    import torch
 
 ADAPTER_FILE = "adapter_model.safetensors"
 COMPLETE_MARKER = "trainer_state.json"  # transformers' Trainer writes it last in a checkpoint
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
 
 
-def adapter_hash(tensors: Mapping[str, "torch.Tensor"]) -> str:
+def adapter_hash(tensors: Mapping[str, torch.Tensor]) -> str:
     """sha256 of an adapter's tensors: each name, dtype, shape and raw bytes, in name order."""
     import torch
 
@@ -161,14 +164,6 @@ class RunDir:
         parts = sorted((self.path / "rollouts" / kind).glob("step-*.parquet"))
         return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True) if parts else pd.DataFrame()
 
-
-
-def from_preset(presets: dict, profile: str, **overrides):
-    """The profile's preset of a trainer's settings with ``overrides`` (None values ignored),
-    checked (its ``check``): every trainer's ``settings_for``."""
-    if profile not in presets:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(presets)}")
-    return replace(presets[profile], **{k: v for k, v in overrides.items() if v is not None}).check()
 
 @contextmanager
 def quiet_trl():

@@ -15,7 +15,8 @@ episode: ``step`` and a reward column), and returns a step.
 
 Ties go to the earliest step **[ours]**: the adapter with the fewest updates among equals.
 A log whose steps are not 1, 2, ..., K (a gap, a repeat) is not a finished run's and is
-refused; so are validation rows of steps the log does not have.
+refused; so are validation rows of steps the log does not have. :func:`by_selection` labels
+the evaluation's episodes by the rule that keeps each adapter.
 """
 
 from __future__ import annotations
@@ -76,3 +77,17 @@ def select(rule: str, log: pd.DataFrame, validation: pd.DataFrame | None = None,
     if rule not in rules:
         raise ValueError(f"unknown selection rule {rule!r}; choose one of {', '.join(RULES)}")
     return rules[rule](log, validation, column)
+
+
+def by_selection(played: pd.DataFrame, chosen: dict, base: str = "base") -> pd.DataFrame:
+    """The evaluation's episodes labelled by ``selection``: the base model's rows as ``base``, and
+    for each rule of ``chosen`` (rule -> step) the rows of that step's adapter (``step-<k>``, as
+    ``paperlib.philosophers.training.play_adapters`` labels them), repeated when two rules keep
+    the same step."""
+    parts = [played[played["adapter"] == base].assign(selection=base)]
+    for rule, step in chosen.items():
+        rows = played[played["adapter"] == f"step-{step}"]
+        if rows.empty:
+            raise ValueError(f"no evaluation episodes of step {step}, which {rule} keeps")
+        parts.append(rows.assign(selection=rule))
+    return pd.concat(parts, ignore_index=True)

@@ -1,6 +1,12 @@
-"""Paper B's RLFT constants and ours, without torch: the objective (``rlft.py``) and the loop's
-settings (``rlft_bandits.py``) share them, and the command line reads them without loading a
-model library. Sources in the comments."""
+"""Paper B's RL fine-tuning (RLFT): :mod:`~paperlib.training.rlft.objective`, the objective piece by
+piece (rewards, returns and advantages, PPO's clipped loss with a KL penalty, log-probabilities,
+a value head), and :mod:`~paperlib.training.rlft.loop`, the loop every game plugs into (its
+protocol is in that module's doc). It knows no game: the bandits plug in from
+``paperlib.bandits.training``, tic-tac-toe from ``paperlib.tictactoe.training``.
+
+Below, the objective's constants, paper B's and ours, without torch: the settings' defaults
+read them, and the command line with them, without loading a model library. Sources in the
+comments."""
 
 INVALID_PENALTY = -5.0  # paper B, Sec. 3 (reward shaping for valid actions)
 EXPLORATION_BONUS = 1.0  # paper B, Sec. 4.4 and Fig. 8 (+1 for an untried arm)
@@ -11,4 +17,3 @@ GAE_GAMMA = 1.0  # [ours] a game is at most 5 agent moves and its return is repo
 GAE_LAMBDA = 0.95  # [ours] the GAE and PPO papers' usual value (Schulman et al. 2016, 2017)
 VALUE_COEF = 0.1  # [ours] trl's former PPOConfig default (vf_coef)
 ADVANTAGE_EPS = 1e-8  # [ours] guards the standardisation of a batch whose advantages are all equal
-TICTACTOE_REWARD_MOMENTS = (0.0, 1.0)  # [ours] +1 / 0 / -1 is already on a unit scale: left as is

@@ -14,10 +14,11 @@ step (one decision): its prompt left-padded, its completion right-padded, and a 
 that is 1 on completion tokens only. A step's advantage applies to every token of its
 completion.
 
-Choices the paper leaves open, each a named constant in ``rlft_constants.py`` **[ours]**:
+Choices the paper leaves open, each a named constant in :mod:`paperlib.training.rlft` **[ours]**:
 
 - Normalisation of the environment reward: standardised by the moments of one reward under
-  the game's prior (:func:`bandit_reward_moments`), fixed for the whole run. A batch's own
+  the game's prior (the game's: ``paperlib.bandits.training.reward_moments``; tic-tac-toe's
+  return is already on a unit scale), fixed for the whole run. A batch's own
   mean and spread would move as the policy changes (a policy that settles on good arms
   narrows them), changing what -5 and +1 weigh against the environment reward from one
   update to the next; with fixed moments the penalty is 5 standard deviations of a reward
@@ -39,32 +40,26 @@ Choices the paper leaves open, each a named constant in ``rlft_constants.py`` **
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 import torch
 from trl.trainer.utils import pad, selective_log_softmax, selective_log_softmax_and_entropy
 
-from paperlib.training.rlft_constants import (ADVANTAGE_EPS, CLIP_EPSILON, EXPLORATION_BONUS, GAE_GAMMA, GAE_LAMBDA,
-                                               GAMMA, INVALID_PENALTY, KL_BETA, VALUE_COEF)
+from paperlib.training.rlft import (
+    ADVANTAGE_EPS,
+    CLIP_EPSILON,
+    EXPLORATION_BONUS,
+    GAE_GAMMA,
+    GAE_LAMBDA,
+    GAMMA,
+    INVALID_PENALTY,
+    KL_BETA,
+    VALUE_COEF,
+)
 from paperlib.training.shared_prefix import shared_prefix_logprobs, shares_prefix
 
-
 # -- rewards (episodes x steps, numpy) ----------------------------------------------------------
-
-
-def bandit_reward_moments(sigma: float, family: str = "gaussian") -> tuple[float, float]:
-    """Mean and standard deviation of one bandit reward under the prior, means ~ U(0, 1).
-
-    Gaussian: r = mu + sigma * noise, so E r = 1/2 and Var r = Var mu + sigma^2 = 1/12 + sigma^2.
-    Bernoulli: r ~ Bernoulli(p), p ~ U(0, 1), which is Bernoulli(1/2): mean 1/2, std 1/2.
-    """
-    if family == "gaussian":
-        return 0.5, math.sqrt(1 / 12 + sigma**2)
-    if family == "bernoulli":
-        return 0.5, 0.5
-    raise ValueError(f"unknown reward family {family!r}; expected gaussian or bernoulli")
 
 
 def exploration_bonus(actions: np.ndarray, valid: np.ndarray, bonus: float = EXPLORATION_BONUS) -> np.ndarray:

@@ -1,0 +1,313 @@
+"""How the dining philosophers plug into GRPO (:mod:`paperlib.training.grpo`, whose doc has the
+protocol): paper A's GRPO recipe on the table's own episodes, and what notebooks 03, 04 and 06
+play after training.
+
+The recipe the paper states is the default (:class:`TableSettings`): N = 5, R = 5, 16 steps,
+each step 2 groups of 3 episodes, every episode of a group from the same seed, advantages
+relative within the group, LoRA rank 8, the last adapter kept. Everything it does not
+state is a named setting with its value and source (ART's default, trl's, or ours): see
+:data:`SOURCES` and ``paperlib.training.settings.settings_table``.
+
+How episodes become trl's rows:
+
+- The dataset holds one row per (seed, seat, turn) of every step, seed-major, unshuffled
+  (``rows="turn"``), or one per (seed, seat) (``rows="seat"``); its ``prompt`` is the
+  row's key as JSON. trl repeats each row G times (``num_generations`` = the group's
+  size), so one step's batch is every seat and turn of ``groups`` seeds, G times over,
+  and trl's groups of G consecutive rows are one seat (and turn) in the G episodes of one
+  seed: advantages are relative within the group.
+- :meth:`TableSettings.rollout` plays the step's episodes, G per seed, with the current
+  policy: the trainer's own peft model behind the backend and
+  :class:`~paperlib.philosophers.llm.LLMPolicy`, the same decision core, prompts, parser and
+  backend the evaluation uses, at the training temperature. The step rows become traces per
+  seat (:func:`~paperlib.llm.traces.seat_traces`), and the j-th repetition of a seed's row
+  takes the j-th episode of that seed.
+- ``rows="turn"`` (the default **[ours]**): a row is one decision, its prompt and the
+  completion sampled from it, exactly what the policy saw. A turn an episode never
+  reached (it deadlocked first) is a masked one-token row with no reward, which trl
+  leaves out of its group's baseline. ``rows="seat"``: a row is a seat's whole
+  trajectory packed into one sequence, every later turn's prompt masked out of the loss
+  by ``env_mask``. The table's prompts carry no history (each turn's prompt is a fresh
+  conversation of rules and observation), so in a packed row each later completion is
+  scored after earlier turns it was not sampled with: an approximation, kept as a
+  setting; it also costs about twice as much per step here (every later prompt is fed
+  in full), and its rows carry no sampled log-probability, so no KL to the base model is
+  measured.
+- Each row carries its episode's outcome: the chosen reward of the episode goes to every
+  seat and turn **[ours]**, as paper A's reward is per episode.
+
+Rewards (``reward``): ``paper``, paper A's clipped reward; ``shaped``, its variant whose
+no-deadlock credit needs a meal (``paperlib.philosophers.reward``); ``valid``, the share of
+the episode's decisions that were valid actions, the positive control **[ours]**.
+
+After training: :func:`play_adapters` plays held-out episodes of saved adapters,
+:func:`validate` each saved step's validation episodes (checkpoint selection's ``best_val``),
+:func:`compare_by_n` each adapter against the base model at each N, and
+:func:`lens_of_last_adapter` notebook 06's knowing-doing lens on the last adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from paperlib.training import compare
+from paperlib.training.checkpoints import RunDir, each_adapter
+from paperlib.training.grpo import GRPOSettings
+from paperlib.training.held_out import play_adapters as play_held_out
+from paperlib.training.settings import at_least_one
+
+# reward name -> the episode column it reads
+REWARDS = {"paper": "reward", "shaped": "reward_shaped", "valid": "valid_share"}
+ROW_LAYOUTS = ("seat", "turn")
+COMPONENTS = ("r_nd", "r_thru", "r_fair", "r_idle")
+# Episode seeds of training runs start here [ours]: disjoint from the evaluation's (episode
+# e of an evaluation has seed e, far below) and from validation's (VALIDATION_SEEDS).
+TRAINING_SEEDS = 1_000_000
+SEEDS_PER_RUN = 10_000  # training run with seed S draws its episode seeds from S * SEEDS_PER_RUN on
+VALIDATION_SEEDS = 500_000
+
+
+@dataclass(frozen=True)
+class TableSettings(GRPOSettings):
+    """One GRPO run on the table: the trainer's settings (:class:`GRPOSettings`) and the table's.
+    Sources per field in :data:`SOURCES` and ``paperlib.training.grpo.SOURCES``."""
+
+    reward: str = "paper"
+    # -- the paper's recipe
+    n: int = 5
+    rounds: int = 5
+    # -- not stated by the paper
+    prompt: str = "options-v1"
+    mode: str = "simultaneous"
+    rows: str = "turn"
+
+    progress = ("train_reward", "valid_share_mean")
+
+    @property
+    def row_count(self) -> int:
+        """Rows of one step's batch: every seat (and turn) of every episode."""
+        per_episode = self.n * (self.rounds if self.rows == "turn" else 1)
+        return per_episode * self.groups * self.group_size
+
+    @property
+    def batch_size(self) -> int:
+        """Every philosopher of the step's episodes decides at once."""
+        return self.n * self.groups * self.group_size
+
+    @property
+    def shape(self) -> str:
+        return (f"{self.row_count} {self.rows} rows (N = {self.n}, R = {self.rounds}, {self.groups} groups of "
+                f"{self.group_size})")
+
+    def labels(self) -> dict:
+        return {"model": self.model, "reward": self.reward, "seed": self.seed, "profile": self.profile}
+
+    def step_seeds(self, step: int) -> list[int]:
+        """The episode seeds of ``step`` (1-based), one per group."""
+        first = TRAINING_SEEDS + self.seed * SEEDS_PER_RUN + (step - 1) * self.groups
+        return list(range(first, first + self.groups))
+
+    def check(self) -> TableSettings:
+        """Refuse, in one line, settings that cannot run (before any model loads)."""
+        from paperlib.philosophers.env import MODES
+        from paperlib.philosophers.prompts import get_prompt
+
+        super().check()
+        get_prompt(self.prompt)
+        choices = {"reward": (self.reward, tuple(REWARDS)), "rows": (self.rows, ROW_LAYOUTS), "mode": (self.mode, MODES)}
+        for name, (value, allowed) in choices.items():
+            if value not in allowed:
+                raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
+        at_least_one({"rounds": self.rounds})
+        if self.n < 2:
+            raise ValueError(f"a table needs at least 2 philosophers, got {self.n}")
+        if self.groups * self.steps > SEEDS_PER_RUN:
+            raise ValueError(f"at most {SEEDS_PER_RUN} episode seeds per run, got {self.groups * self.steps}")
+        return self
+
+    def sources(self) -> dict[str, str]:
+        return {**super().sources(), **SOURCES}
+
+    def derived(self) -> dict[str, str]:
+        return {**super().derived(), "seat_reward": "episode"}
+
+    # -- the rollout
+    def dataset_rows(self) -> list[str]:
+        """The ``prompt`` column: every step's rows, seed-major (the module doc)."""
+        rows = []
+        for step in range(1, self.steps + 1):
+            for seed in self.step_seeds(step):
+                for seat in range(self.n):
+                    if self.rows == "seat":
+                        rows.append(json.dumps({"seed": seed, "seat": seat}))
+                    else:
+                        rows += [json.dumps({"seed": seed, "seat": seat, "turn": t}) for t in range(1, self.rounds + 1)]
+        return rows
+
+    def rollout(self, backend, prompts: list[str], step: int, tokenizer) -> tuple[dict, pd.DataFrame, pd.DataFrame,
+                                                                                 dict]:
+        """Play the step's episodes, G per seed, with ``backend`` and lay them out as the rows of
+        ``prompts`` (the module doc)."""
+        from paperlib.llm.traces import seat_traces
+        from paperlib.philosophers.episode import run_episodes
+        from paperlib.philosophers.llm import LLMPolicy
+
+        keys = [json.loads(p) for p in prompts]
+        seeds = list(dict.fromkeys(k["seed"] for k in keys))
+        if seeds != self.step_seeds(step):
+            raise RuntimeError(f"step {step} got the rows of seeds {seeds}, expected {self.step_seeds(step)}")
+        policy = LLMPolicy(backend, prompt=self.prompt, decision="free", temperature=self.temperature,
+                           max_new_tokens=self.max_new_tokens, seed=self.seed)
+        episodes, steps = run_episodes(policy, self.n, self.rounds, [x for x in seeds for _ in range(self.group_size)],
+                                       mode=self.mode, labels={"model": self.model, "train_step": step})
+        episodes, steps = add_outcomes(episodes), steps.assign(train_step=step)
+        column = REWARDS[self.reward]
+        traces = {(t.episode, t.seat): t for t in seat_traces(steps, episodes, backend.encode, reward=column)}
+        rows = {"prompt_ids": [], "completion_ids": [], "env_mask": [], "logprobs": None, "episode_reward": [],
+                "policy_logprob": []}
+        seen: dict[tuple, int] = {}
+        for key in keys:
+            j = seen[tuple(key.items())] = seen.get(tuple(key.items()), -1) + 1
+            trace = traces[(seeds.index(key["seed"]) * self.group_size + j, key["seat"])]
+            logprob = None  # the sampled completion's log-probability, for the KL estimate (turn rows)
+            if self.rows == "seat":
+                prompt, completion, mask = trace.packed()
+                reward = trace.reward
+            elif key["turn"] in trace.turns:
+                t = trace.turns.index(key["turn"])
+                prompt, completion = trace.prompt_ids[t], trace.completion_ids[t]
+                mask, reward, logprob = [1] * len(completion), trace.reward, trace.completion_logprobs[t]
+            else:  # the episode ended before this turn
+                prompt, completion, mask, reward = trace.prompt_ids[0], [tokenizer.eos_token_id], [0], None
+            rows["prompt_ids"].append(list(prompt))
+            rows["completion_ids"].append(list(completion))
+            rows["env_mask"].append(mask)
+            rows["episode_reward"].append(reward)
+            rows["policy_logprob"].append(logprob)
+        return rows, episodes, steps, {"train_reward": float(episodes[column].mean()), **step_summary(episodes)}
+
+
+SOURCES = {
+    "n": "paper (N = 5)", "rounds": "paper (R = 5)",
+    "prompt": "ours: the evaluation's default prompt version (cpu: rules-v1, the version notebook 02's probe "
+              "chose for Qwen2.5-Coder-0.5B by its valid-call rate)",
+    "mode": "ours: the evaluation's default turn order",
+    "rows": "ours: a turn row is exactly what the policy sampled from; the table's prompts carry no history, so "
+            "a packed seat row scores each completion after earlier turns it was not sampled with",
+    "seat_reward": "ours: the episode's reward to every seat and turn",
+}
+
+
+def recipe(profile: str, **overrides) -> TableSettings:
+    """The profile's GRPO recipe on the table (``Profile.grpo_recipe``: what it changes from paper
+    A's recipe) with ``overrides`` (None values ignored), checked."""
+    from paperlib.profiles import get_profile
+
+    chosen = get_profile(profile)
+    return TableSettings.from_recipe(chosen.name, chosen.grpo_recipe, **overrides)
+
+
+# -- episode outcomes ------------------------------------------------------------------
+def add_outcomes(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Each episode's decisions, valid share (the positive control's reward), valid-call and
+    invalid-action rates, from the runner's counts."""
+    decisions = episodes["actions_total"] + episodes["no_actions"]
+    calls = episodes["actions_total"]
+    return episodes.assign(
+        decisions=decisions,
+        valid_share=(calls - episodes["invalid_actions"]) / decisions,
+        valid_call_rate=calls / decisions,
+        invalid_action_rate=(episodes["invalid_actions"] / calls.where(calls > 0)),
+    )
+
+
+def step_summary(episodes: pd.DataFrame) -> dict:
+    """A step's log columns from its episodes: mean and std of every reward and component,
+    deadlock rate, meals, valid-call and invalid-action rates (pooled over decisions)."""
+    row = {"episodes": len(episodes)}
+    for column in ("reward", "reward_shaped", "valid_share", *COMPONENTS):
+        row[f"{column}_mean"] = float(episodes[column].mean())
+        row[f"{column}_std"] = float(episodes[column].std(ddof=0))
+    calls = episodes["actions_total"].sum()
+    row.update(deadlock_rate=float(episodes["deadlock"].mean()), meals=float(episodes["meals_total"].mean()),
+               valid_call_rate=float(calls / episodes["decisions"].sum()),
+               invalid_action_rate=float(episodes["invalid_actions"].sum() / calls) if calls else math.nan)
+    return row
+
+
+# -- after training -------------------------------------------------------------------------------
+def play_adapters(out, adapters: dict, ns, episodes: int, first_seed: int, rollouts_dir, seed: int | None = None,
+                  progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Episodes of the run in ``out`` under each of ``adapters`` (label -> a saved step, or None for
+    the base model: the adapter disabled): ``episodes`` episodes at each N of ``ns``, episode e
+    with seed ``first_seed + e`` under every adapter, played with the run's prompt, temperature,
+    token budget, R and turn order, and the sampling seed ``seed`` (default: the run's). One
+    resumable store per label under ``rollouts_dir`` (``paperlib.philosophers.evaluate``): a
+    rerun plays only what is missing. Rows carry ``adapter`` (the label), ``step`` (0: the base
+    model) and ``adapter_hash`` (of the saved adapter file; "base")."""
+    from paperlib.philosophers.evaluate import evaluate
+    from paperlib.philosophers.llm import LLMPolicy
+
+    s = TableSettings.of_run(out)
+
+    def play(backend, grid, labels, store):
+        policy = LLMPolicy(backend, prompt=s.prompt, temperature=s.temperature, max_new_tokens=s.max_new_tokens,
+                           seed=s.seed if seed is None else seed)
+        played, steps = evaluate(s.model, grid, episodes, rounds=s.rounds, mode=s.mode, seed=first_seed, store=store,
+                                 policy=policy, labels=labels, progress=progress)
+        return add_outcomes(played), steps
+
+    return play_held_out(out, adapters, {"": ns}, rollouts_dir, play, step="step")
+
+
+def validate(out, episodes: int, n: int | None = None, progress: bool = True) -> pd.DataFrame:
+    """Validation episodes for every saved step of the run in ``out`` (``best_val``'s table): at each
+    step, ``episodes`` episodes with seeds ``VALIDATION_SEEDS + e`` (disjoint from training's and
+    from the evaluation's), the same seeds and sampling seed for every step, at the run's N (or
+    ``n``) and R (:func:`play_adapters`). One row per episode, with its ``step``; kept under the
+    run's ``validation/``, so a rerun plays only what is missing."""
+    s, run = TableSettings.of_run(out), RunDir(out)
+    steps = {f"step-{k}": k for k in run.steps_saved()}
+    if not steps:
+        raise ValueError(f"{out} holds no saved step to validate")
+    table, _ = play_adapters(out, steps, [n or s.n], episodes, VALIDATION_SEEDS, run.path / "validation",
+                             progress=progress)
+    return table
+
+
+def compare_by_n(episodes: pd.DataFrame, column: str = "reward", baseline: str = "base",
+                 label: str = "selection") -> pd.DataFrame:
+    """One row per (``label`` other than ``baseline``) x N of held-out episodes
+    (``paperlib.training.compare.compare``): the adapter's ``step`` and ``episodes``, its and the
+    base model's mean ``column`` with 95% intervals, and the difference, its p from Welch's test
+    (Mann-Whitney's where neither side varies) and Hedges' g with its interval. Both sides must
+    hold the same evaluation seeds at that N."""
+    table = compare.compare(episodes, [column], label, within=("n",), carry=("step",), base=baseline)
+    table = table[table[label] != baseline].reset_index(drop=True)
+    columns = [label, "n", "step", "episodes", "mean", "ci_low", "ci_high", "base_mean", "base_ci_low",
+               "base_ci_high", *compare.AGAINST]
+    return table[[c for c in columns if c in table]]
+
+
+def lens_of_last_adapter(out, profile, seed: int, rollouts_dir, progress: bool = True) -> pd.DataFrame | None:
+    """Notebook 06's knowing-doing lens (``philosophers.knowing_doing.run_lens``) on the last saved
+    adapter of the run in ``out`` (the one the paper keeps), for the lens model the run trained:
+    its classified turns, labelled ``adapter`` = "GRPO step K"; None when the run has no saved
+    step or trained no lens model of ``profile``."""
+    from paperlib.backends.hf import HFBackend
+    from paperlib.philosophers.knowing_doing import run_lens
+
+    run = RunDir(out)
+    if not run.config_path.exists() or not run.steps_saved():
+        return None
+    s = TableSettings.of_run(out)
+    if s.model not in {model for model, _ in profile.lens_models}:
+        return None
+    last = run.steps_saved()[-1]
+    for label, _, model, tokenizer, _ in each_adapter(run, s.model, {f"GRPO step {last}": last}):
+        backend = HFBackend(s.model, lm=model, tokenizer=tokenizer, max_batch=profile.gap_max_batch)
+        return run_lens(profile, seed, rollouts_dir, adapter=label, progress=progress, backends={s.model: backend})

@@ -1,0 +1,58 @@
+"""Held-out play of a training run's saved adapters and of its base model, for any game: each
+adapter plays the game's evaluation cells on the same held-out seeds, into one resumable
+store per adapter and cell. A game says how it plays a cell (:func:`play_adapters`' ``play``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from paperlib.training.checkpoints import RunDir, each_adapter
+
+
+def play_adapters(out, adapters: dict, cells: dict, directory, play, *, size: int | None = None,
+                  step: str = "update", max_batch: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Held-out rollouts of the run in ``out`` under each of ``adapters`` (label -> a saved step, or
+    None for the base model: the adapter disabled) in each of ``cells`` (name -> the game's cell;
+    the name "" for a game with one): one resumable store per label and cell under ``directory``
+    (``<label>/<cell name>``), played by ``play(backend, cell, labels, store)`` -> (episodes,
+    steps), ``labels`` being ``adapter``, ``step`` (the column's name; 0: the base model),
+    ``adapter_hash`` (of the saved file; "base") and, in a named cell, ``cell``.
+
+    With ``size``, a store holding ``size`` episodes is read back as it is, a partial one is
+    refused in one line, and what ``play`` returns is written to its empty store; the model
+    loads (once) only when some store is empty. Without, ``play`` resumes the store itself (as
+    ``paperlib.philosophers.evaluate`` does), and every label plays. The backend batches up to
+    ``max_batch`` rows (None: the backend's default). Step rows carry ``adapter`` (and ``cell``)
+    too. Returns every label's rows, label by label, cell by cell, however much was resumed."""
+    from paperlib.backends.hf import HFBackend
+    from paperlib.data import RolloutStore
+
+    run, directory = RunDir(out), Path(directory)
+    stores = {(label, name): RolloutStore(directory / label / name) for label in adapters for name in cells}
+    played, pending = {}, {}
+    for (label, name), store in stores.items():
+        held = store.episodes() if size is not None else pd.DataFrame()
+        if size is not None and len(held) == size:
+            played[label, name] = held, store.steps()
+        elif len(held):
+            raise ValueError(f"{store.directory} holds {len(held)} held-out episodes, not {size}: delete it to play "
+                             "them again")
+        else:
+            pending.setdefault(label, []).append(name)
+    model_name = run.config()["model"]
+    todo = {label: adapters[label] for label in pending}
+    options = {} if max_batch is None else {"max_batch": max_batch}
+    for label, number, model, tokenizer, hashed in (each_adapter(run, model_name, todo) if todo else ()):
+        backend = HFBackend(model_name, lm=model, tokenizer=tokenizer, **options)
+        for name in pending[label]:
+            where = {"cell": name} if name else {}
+            episodes, steps = play(backend, cells[name], {"adapter": label, step: number, "adapter_hash": hashed,
+                                                          **where}, stores[label, name])
+            steps = steps.assign(adapter=label, **where)
+            if size is not None:
+                stores[label, name].append(episodes, steps)
+            played[label, name] = episodes, steps
+    return (pd.concat([played[key][0] for key in stores], ignore_index=True),
+            pd.concat([played[key][1] for key in stores], ignore_index=True))

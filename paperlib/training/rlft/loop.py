@@ -1,0 +1,334 @@
+"""Paper B's RLFT loop, for any game: rollouts by the adapter of the update before, advantages,
+PPO's clipped objective with a KL penalty to the frozen model, a checkpoint and a row of the
+training log per update, resumable. The bandits plug in from ``paperlib.bandits.training``,
+tic-tac-toe from ``paperlib.tictactoe.training``.
+
+The protocol a game implements, on its subclass of :class:`RLFTSettings` (which adds the
+trainer's fields to :class:`~paperlib.training.settings.TrainerSettings`)::
+
+    batch_size  (property)  episodes one update plays at once (the backend's batch)
+    shape       (property)  what one update plays, in words (``paperlib bench rlft``)
+    progress    (class attribute)  the training log's columns the progress bar shows
+    value_head  (class attribute)  whether its advantages need a value head
+    episode_reward  (class attribute)  the episode rows' reward column (each trace's reward)
+    sources(), derived()    where each setting comes from, for the settings table
+    rollout(backend, update) -> (episodes, steps)
+        update ``update``'s episodes (a function of the run seed and the update), played with
+        ``backend`` (the trainer's own model) by the game's LLM agent at the training
+        temperature with :meth:`RLFTSettings.sampling_seed`; step rows in the decision core's
+        columns (prompt, completion ids and log-probability, ...) with ``episode``, ``seed``,
+        ``seat`` and ``turn``.
+    advantages(steps, values) -> (advantages, targets, columns)
+        for ``steps`` in (episode, turn) order, with the value head's V of each row (None
+        without a value head): each row's advantage, its value target (None without a value
+        head), and the rollout's columns of the training log.
+
+Everything else is here, once:
+
+1. Rollout: the game's, through :class:`~paperlib.backends.hf.HFBackend` on the trainer's peft
+   model, so prompts, parser, decision core and backend are those of the evaluation
+   notebooks. The step rows become traces per seat (:func:`paperlib.llm.traces.seat_traces`),
+   the unit the update consumes: each decision's prompt and completion tokens and the
+   completion's log-probability under the adapter that sampled it.
+2. Advantages: the game's, on the value head's V of each decision (:meth:`Trainer.values`)
+   where it has one (tic-tac-toe's GAE; the bandits' Monte-Carlo returns-to-go need none).
+3. One optimiser step per PPO epoch on every decision, in micro-batches whose losses add up
+   to the batch's (gradient accumulation): the clipped surrogate plus beta times the k3 KL to
+   the same model with its adapter disabled, token means (plus the value loss where the game
+   has a value head). In the first epoch the rollout's per-token log-probabilities are the
+   model's own before the step, so its forward pass gives them (no extra pass); the log
+   records how far the recomputed sequence log-probabilities are from the rollout's
+   (``rollout_logprob_gap``), a check that the update is on-policy.
+4. The update's row of the training log, then its checkpoint (the adapter, the value head if
+   any, the optimiser's state, ``trainer_state.json`` last): the run directory is GRPO's
+   (:class:`~paperlib.training.checkpoints.RunDir`), and a killed run resumes from its last
+   complete checkpoint to the same log. Every random choice is a function of (run seed,
+   update): what is played, the sampling seed, the LoRA initialisation (run seed).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import resource
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, quiet_trl
+from paperlib.training.rlft import CLIP_EPSILON, INVALID_PENALTY, KL_BETA
+from paperlib.training.settings import TrainerSettings, at_least_one
+
+OPTIMIZER_FILE = "optimizer.pt"
+VALUE_HEAD_FILE = "value_head.pt"
+
+
+@dataclass(frozen=True)
+class RLFTSettings(TrainerSettings):
+    """The settings every RLFT run has; a game's subclass adds its own and the protocol (the module
+    doc). Sources per field in :data:`SOURCES`."""
+
+    model: str = "gemma2-2b"
+    max_new_tokens: int = 256
+    epsilon: float = CLIP_EPSILON
+    beta: float = KL_BETA
+    updates: int = 30_000
+    eval_temperature: float = 0.0
+    penalty: float = INVALID_PENALTY
+    ppo_epochs: int = 1
+
+    value_head = False
+    episode_reward = "reward"
+    progress = ("invalid_rate",)
+
+    def rollout(self, backend, update: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        raise NotImplementedError
+
+    def advantages(self, steps: pd.DataFrame, values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None,
+                                                                                   dict]:
+        raise NotImplementedError
+
+    def sampling_seed(self, update: int) -> int:
+        return int(np.random.SeedSequence([self.seed, update, 1]).generate_state(1)[0])
+
+    def sources(self) -> dict[str, str]:
+        return {**super().sources(), **SOURCES}
+
+    def derived(self) -> dict[str, str]:
+        return {**super().derived(), "kl_estimator": "k3"}
+
+    def check(self):
+        super().check()
+        at_least_one({"updates": self.updates, "ppo_epochs": self.ppo_epochs})
+        if self.eval_temperature < 0:
+            raise ValueError(f"eval_temperature must be zero or more, got {self.eval_temperature}")
+        return self
+
+
+SOURCES = {
+    "updates": "paper (coverage reported after 30K updates)",
+    "max_new_tokens": "paper (256 CoT tokens)",
+    "temperature": "paper (1.0 in training)", "eval_temperature": "paper (0, greedy, on held-out instances)",
+    "epsilon": "paper (PPO's clip, 0.2)", "beta": "paper (KL penalty to the frozen model, 0.05)",
+    "penalty": "paper (-5 for an output with no valid action)",
+    "lora_rank": "ours: GRPO's rank (paper A); paper B tunes all weights and found LoRA insufficient",
+    "lora_alpha": "ours (twice the rank)", "lora_targets": "ours (the attention projections, as GRPO)",
+    "learning_rate": "ours: GRPO's, measured on its positive control (paper B's is for all weights)",
+    "max_grad_norm": "ours: trl's default", "ppo_epochs": "ours: one on-policy pass per batch",
+    "micro_batch": "ours: memory (gradient accumulation over the batch)",
+    "shared_prefix": "ours: the instructions every prompt shares fed once per micro-batch (the same log-probabilities "
+                     "and gradients, tested; paperlib.training.shared_prefix)",
+    "kl_estimator": "ours: k3, per token, in the loss (trl's GRPO penalty)",
+}
+
+
+def decisions(traces) -> tuple[list[list[int]], list[list[int]], list[float]]:
+    """Every decision of ``traces`` (per seat, each in turn order): its prompt's token ids, its
+    completion's, and the completion's log-probability when it was sampled."""
+    return ([prompt for t in traces for prompt in t.prompt_ids], [list(c) for t in traces for c in t.completion_ids],
+            [logprob for t in traces for logprob in t.completion_logprobs])
+
+
+class Trainer:
+    """The model, its adapter (and value head), the optimiser and the backend of one run."""
+
+    def __init__(self, settings: RLFTSettings, run: RunDir):
+        import torch
+        from peft import LoraConfig, get_peft_model
+
+        from paperlib.backends.hf import HFBackend
+        from paperlib.models import load_local
+        from paperlib.training.rlft.objective import ValueHead
+        from paperlib.training.shared_prefix import use_training_attention
+
+        self.settings, self.run = settings, run
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        lm, self.tokenizer = load_local(settings.model, self.device)
+        if settings.shared_prefix:
+            use_training_attention(lm)  # where the kernel covers the model; else the plain forward pass
+        torch.manual_seed(settings.seed)  # the LoRA initialisation
+        config = LoraConfig(r=settings.lora_rank, lora_alpha=settings.lora_alpha,
+                            target_modules=list(settings.lora_targets), lora_dropout=0.0, task_type="CAUSAL_LM")
+        with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
+            self.model = get_peft_model(lm, config)
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        self.value_head = None
+        if settings.value_head:
+            # [ours] zero-initialised: the first update's values are 0, so its advantages are the returns
+            self.value_head = ValueHead(lm.config.get_text_config().hidden_size).to(self.device)
+            torch.nn.init.zeros_(self.value_head.linear.weight)
+            torch.nn.init.zeros_(self.value_head.linear.bias)
+            params += list(self.value_head.parameters())
+        self.optimizer = torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=0.0)
+        self.backend = HFBackend(settings.model, lm=self.model, tokenizer=self.tokenizer,
+                                 max_batch=settings.batch_size)
+
+    def adapter_hash(self) -> str:
+        from peft import get_peft_model_state_dict
+
+        return adapter_hash(get_peft_model_state_dict(self.model))
+
+    def restore(self, update: int) -> None:
+        import torch
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        checkpoint = self.run.checkpoint(update)
+        set_peft_model_state_dict(self.model, load_file(checkpoint / ADAPTER_FILE))
+        if self.value_head is not None:
+            self.value_head.load_state_dict(torch.load(checkpoint / VALUE_HEAD_FILE, weights_only=True))
+        self.optimizer.load_state_dict(torch.load(checkpoint / OPTIMIZER_FILE, weights_only=True))
+
+    def save(self, update: int) -> None:
+        import torch
+
+        checkpoint = self.run.checkpoint(update)
+        self.model.save_pretrained(str(checkpoint))
+        if self.value_head is not None:
+            torch.save(self.value_head.state_dict(), checkpoint / VALUE_HEAD_FILE)
+        torch.save(self.optimizer.state_dict(), checkpoint / OPTIMIZER_FILE)
+        marker = checkpoint / COMPLETE_MARKER
+        marker.with_suffix(".tmp").write_text(json.dumps({"update": update}))
+        os.replace(marker.with_suffix(".tmp"), marker)
+
+    def _batches(self, prompts: list, completions: list) -> list[list[int]]:
+        """The micro-batches of the decisions that have a completion (a decision with no token has
+        nothing to train), each of similar length."""
+        rows = [i for i, ids in enumerate(completions) if len(ids)]
+        rows.sort(key=lambda i: len(prompts[i]) + len(completions[i]))  # less padding per micro-batch
+        size = self.settings.micro_batch or len(rows) or 1
+        return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+    def _tensors(self, prompts, completions, batch) -> dict:
+        from paperlib.training.rlft import objective
+
+        return {k: v.to(self.device) for k, v in objective.pad_rows(
+            [prompts[i] for i in batch], [completions[i] for i in batch], self.tokenizer.pad_token_id).items()}
+
+    def values(self, traces) -> np.ndarray:
+        """The value head's V(s) of each decision of ``traces`` (its prompt's last hidden state),
+        without gradients; 0 for a decision with no completion (it is not trained either)."""
+        import torch
+
+        from paperlib.training.rlft import objective
+
+        prompts, completions, _ = decisions(traces)
+        values = np.zeros(len(prompts))
+        self.model.eval()
+        with torch.no_grad():
+            for batch in self._batches(prompts, completions):
+                tensors = self._tensors(prompts, completions, batch)
+                scored = objective.completion_logprobs(self.model, **tensors, states=True)
+                values[batch] = self.value_head(scored.states).float().cpu().numpy()
+        return values
+
+    def update(self, traces, advantages: np.ndarray, targets: np.ndarray | None = None) -> dict[str, float]:
+        """One optimiser step per PPO epoch on every decision of ``traces`` (with one advantage and,
+        with a value head, one value target per decision); the loss's statistics and where the
+        seconds went."""
+        import torch
+
+        from paperlib.training.rlft import objective
+
+        s = self.settings
+        prompts, completions, recorded = decisions(traces)
+        batches = self._batches(prompts, completions)
+        rows = [i for batch in batches for i in batch]
+        tokens = sum(len(completions[i]) for i in rows)
+        stats: dict[str, float] = {}
+        seconds = {"reference": 0.0, "forward_backward": 0.0}
+        old: dict[int, torch.Tensor] = {}
+        references: dict[int, torch.Tensor] = {}
+        gaps = []
+        self.model.train()
+        for epoch in range(s.ppo_epochs):
+            for b, batch in enumerate(batches):
+                tensors = self._tensors(prompts, completions, batch)
+                if epoch == 0:
+                    started = time.perf_counter()
+                    references[b] = objective.reference_logprobs(self.model, **tensors) if s.beta else None
+                    seconds["reference"] += time.perf_counter() - started
+                started = time.perf_counter()
+                scored = objective.completion_logprobs(self.model, **tensors, entropies=True,
+                                                       states=self.value_head is not None)
+                if epoch == 0:
+                    old[b] = scored.logprobs.detach()
+                    gaps.append((old[b].sum(dim=1).cpu() - torch.tensor([recorded[i] for i in batch])).abs())
+                reference = references[b] if references[b] is not None else old[b]
+                critic = {}
+                if self.value_head is not None:
+                    critic = {"values": self.value_head(scored.states),
+                              "targets": torch.tensor(targets[batch], dtype=torch.float32, device=self.device),
+                              "rows": len(rows)}
+                loss, batch_stats = objective.ppo_loss(
+                    scored.logprobs, old[b], reference,
+                    torch.tensor(advantages[batch], dtype=scored.logprobs.dtype, device=self.device),
+                    tensors["completion_mask"], epsilon=s.epsilon, beta=s.beta, entropies=scored.entropies,
+                    tokens=tokens, **critic)
+                loss.backward()
+                seconds["forward_backward"] += time.perf_counter() - started
+                if epoch == s.ppo_epochs - 1:  # the last epoch's statistics: token means over the batch
+                    for name, value in {"loss": loss.item(), **batch_stats}.items():
+                        stats[name] = stats.get(name, 0.0) + value
+            params = [p for group in self.optimizer.param_groups for p in group["params"]]
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm))
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+        gap = torch.cat(gaps).nan_to_num(nan=0.0) if gaps else torch.zeros(0)
+        return {**stats, "grad_norm": grad_norm, "decisions": len(rows), "completion_tokens": tokens,
+                "rollout_logprob_gap": float(gap.max()) if len(gap) else math.nan,
+                **{f"{name}_seconds": value for name, value in seconds.items()}}
+
+
+def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: bool = True) -> pd.DataFrame:
+    """Run (or resume) ``settings`` in the directory ``out``; return its training log (one row per
+    update). ``stop_after``: stop once that update is saved, as a killed run would."""
+    from tqdm.auto import tqdm
+
+    from paperlib.backends.hf import release_freed_memory
+    from paperlib.llm.traces import seat_traces
+
+    settings.check()
+    run = RunDir(out)
+    run.claim(settings.config())
+    done = run.rewind()
+    last = min(settings.updates, stop_after or settings.updates)
+    if done >= last:
+        return run.log()
+    trainer = Trainer(settings, run)
+    if done:
+        trainer.restore(done)
+    bar = tqdm(total=settings.updates, initial=done, desc=f"RLFT {settings.model}", unit="update",
+               disable=not progress)
+    for update in range(done + 1, last + 1):
+        started = time.perf_counter()
+        generating = trainer.adapter_hash()
+        trainer.model.eval()
+        episodes, steps = settings.rollout(trainer.backend, update)
+        rollout_seconds = time.perf_counter() - started
+        steps = steps.sort_values(["episode", "turn"], ignore_index=True)
+        traces = seat_traces(steps, episodes, trainer.backend.encode, reward=settings.episode_reward)
+        advantages_started = time.perf_counter()
+        values = trainer.values(traces) if settings.value_head else None
+        advantages, targets, rollout_stats = settings.advantages(steps, values)
+        advantages_seconds = time.perf_counter() - advantages_started
+        episodes = episodes.assign(adapter_hash=generating)
+        run.save_rollouts(update, episodes, steps.assign(update=update, adapter_hash=generating))
+        stats = trainer.update(traces, advantages, targets)
+        row = {"step": update, **settings.labels(), "rollout_adapter_hash": generating, **rollout_stats, **stats,
+               "adapter_hash": trainer.adapter_hash(), "rollout_seconds": rollout_seconds,
+               "advantages_seconds": advantages_seconds, "seconds": time.perf_counter() - started,
+               "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+        run.append_log(row)
+        trainer.save(update)
+        bar.set_postfix({name: f"{row[name]:.2f}" for name in settings.progress} | {"s": f"{row['seconds']:.0f}"})
+        bar.update(1)
+    bar.close()
+    del trainer
+    gc.collect()  # the trainer's model, optimiser and hooks hold reference cycles
+    release_freed_memory()  # what the updates peaked at, before an evaluation in this process
+    return run.log()
