@@ -142,7 +142,7 @@ def test_notebook_12_s_table_becomes_three_claims_per_model(tmp_path):
 
 
 def test_notebook_01_s_degenerate_maximum_is_one_claim_over_every_n():
-    from paperlib.philosophers.analysis import degenerate_claims_table
+    from paperlib.reports.n01_environment import degenerate_claims_table
 
     summary = pd.DataFrame({"policy": ["no_action"] * 2 + ["waiter"], "n": [5, 10, 5], "reward": [1.0, 1.0, 0.4],
                             "episodes": [30, 30, 30]})
@@ -156,7 +156,7 @@ def test_notebook_01_s_degenerate_maximum_is_one_claim_over_every_n():
 
 
 def test_notebook_01_s_sentence_ranks_no_action_against_the_best_policy_that_eats():
-    from paperlib.philosophers.analysis import degenerate_sentence
+    from paperlib.reports.n01_environment import degenerate_sentence
 
     summary = pd.DataFrame({"policy": ["no_action", "waiter", "left_first"] * 2, "n": [5, 5, 5, 10, 10, 10],
                             "reward": [1.0, 0.9, 0.0, 0.8, 0.9, 0.0], "reward_shaped": [0.0, 0.9, 0.0, 0.0, 0.9, 0.0],

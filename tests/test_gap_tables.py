@@ -5,10 +5,11 @@ import pandas as pd
 import pytest
 
 from paperlib import paths
-from paperlib.philosophers.analysis import call_rates
 from paperlib.philosophers import gap
-from paperlib.philosophers.gap import (GRID, PROBE, action_shares, behaviour, call_rate_table, gap_table, no_call_effect,
-                                       paper_rows, what_this_shows)
+from paperlib.philosophers.analysis import call_rates
+from paperlib.philosophers.gap import GRID, PROBE, call_rate_table, gap_table, no_call_effect
+from paperlib.reports import n02_gap
+from paperlib.reports.n02_gap import action_shares, behaviour, paper_rows, what_this_shows
 
 
 def test_paper_rows_are_the_reported_rewards_and_deadlock_rates_per_n():
@@ -190,7 +191,7 @@ def test_gap_claims_test_the_paper_models_present_and_list_the_absent_ones():
         _summary_row("chatty-lm", 5, 1.0, 1.0, 1.0, meals=0.0)])
     rates = pd.DataFrame({"model": ["qwen3-14b", "gpt-5.4", "tiny-lm", "chatty-lm"], "call_rate": [0.9, 1.0, 0.004, 0.5],
                           "where": gap.GRID})
-    claims = gap.gap_claims_table(table, rates, "02_summary.parquet", "smoke").set_index("claim")
+    claims = n02_gap.gap_claims_table(table, rates, "02_summary.parquet", "smoke").set_index("claim")
     verdicts = claims["verdict"].to_dict()
     assert verdicts["02:A05:qwen3-14b (free)"] == "supports"
     assert claims.loc["02:A05:qwen3-14b (free)", ["ours", "ours_low", "ours_high"]].tolist() == [0.20, 0.10, 0.30]
@@ -211,5 +212,5 @@ def test_a_silent_model_that_eats_or_scores_below_one_contradicts_a13():
     table = pd.DataFrame([_summary_row("tiny-lm", 5, 1.0, 1.0, 1.0, meals=0.0),
                           _summary_row("tiny-lm", 10, 0.9, 0.8, 1.0, meals=0.0)])
     rates = pd.DataFrame({"model": ["tiny-lm"], "call_rate": [0.0], "where": gap.GRID})
-    claims = gap.gap_claims_table(table, rates, "02_summary.parquet", "smoke").set_index("claim")
+    claims = n02_gap.gap_claims_table(table, rates, "02_summary.parquet", "smoke").set_index("claim")
     assert claims.loc["02:A13:tiny-lm (free)", ["ours", "verdict"]].tolist() == [0.9, "contradicts"]

@@ -18,7 +18,6 @@ import pytest
 
 from paperlib.philosophers.env import TOOLS, Observation, act, initial_table, observe, play_round
 from paperlib.philosophers.episode import episode_seeds, run_episodes
-from paperlib.philosophers.prompts import RATIONALE_FORMAT, RATIONALE_INSTRUCTION
 from paperlib.philosophers.knowing_doing import (
     ACTION_CLASSES,
     BEFORE_COLUMNS,
@@ -33,6 +32,7 @@ from paperlib.philosophers.knowing_doing import (
     table_showing,
     valid_tools,
 )
+from paperlib.philosophers.prompts import RATIONALE_FORMAT, RATIONALE_INSTRUCTION
 from paperlib.philosophers.scripted import RandomPolicy
 
 FLAGS = ("holds_left", "holds_right", "left_free", "right_free", "ready")
@@ -446,7 +446,8 @@ def test_bad_scripted_settings_fail():
 def test_the_lens_tables_on_the_scripted_philosopher():
     """lens_table and knowing_vs_doing agree with the matrix and with counts made here."""
     from paperlib.philosophers.episode import run_episodes
-    from paperlib.philosophers.knowing_doing import knowing_vs_doing, lens_sentences, lens_table
+    from paperlib.philosophers.knowing_doing import knowing_vs_doing, lens_table
+    from paperlib.reports.n06_knowing_doing_table import lens_sentences
 
     _, steps = run_episodes(ScriptedKnowingDoingPhilosopher(p_right=0.9, mix=(0.2, 0.1, 0.7)), n=5, rounds=5,
                             seeds=list(range(20)))
@@ -472,7 +473,7 @@ def test_the_lens_tables_on_the_scripted_philosopher():
 
 
 def test_adapter_change_tests_knowing_and_doing_on_per_episode_shares():
-    from paperlib.philosophers import knowing_doing as kd
+    from paperlib.reports import n06_knowing_doing_table as n06
 
     # per episode (4 turns each): the base model right in 1-2 turns and sensible in 2-3, the adapter
     # right in 3-4 and sensible in none
@@ -480,15 +481,15 @@ def test_adapter_change_tests_knowing_and_doing_on_per_episode_shares():
     rows = [{"model": "m", "n": 5, "adapter": adapter, "seed": seed, "episode": e, "rationale_right": turn < right[e],
              "action_class": "sensible" if turn < sensible[e] else "invalid"}
             for adapter, (right, sensible) in plan.items() for e, seed in enumerate((10, 11, 12)) for turn in range(4)]
-    change = kd.adapter_change(pd.DataFrame(rows))
+    change = n06.adapter_change(pd.DataFrame(rows))
     (row,) = change.to_dict("records")
     assert row["knowing_base"] == pytest.approx(5 / 12) and row["knowing"] == pytest.approx(11 / 12)
     assert row["doing_base"] == pytest.approx(7 / 12) and row["doing"] == 0.0
     assert row["knowing_p"] < 0.05 and row["doing_p"] < 0.05 and row["episodes"] == 3
-    sentence = kd.adapter_sentences(change)
+    sentence = n06.adapter_sentences(change)
     assert "right rationale 42% → 92%" in sentence and "both changed at p < 0.05" in sentence
     copy = [dict(r, adapter="copy") for r in rows if r["adapter"] == "base"]
     base = [r for r in rows if r["adapter"] == "base"]
-    assert "neither changed significantly" in kd.adapter_sentences(kd.adapter_change(pd.DataFrame(base + copy)))
+    assert "neither changed significantly" in n06.adapter_sentences(n06.adapter_change(pd.DataFrame(base + copy)))
     with pytest.raises(ValueError, match="not played on the base model's episodes"):
-        kd.adapter_change(pd.DataFrame(base + [dict(r, seed=r["seed"] + 5) for r in copy]))
+        n06.adapter_change(pd.DataFrame(base + [dict(r, seed=r["seed"] + 5) for r in copy]))
