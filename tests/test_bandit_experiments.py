@@ -14,6 +14,7 @@ from paperlib.bandits.experiments import Run
 from paperlib.bandits.llm import frequency_bias_scores
 from paperlib.bandits.metrics import frequency_bias
 from paperlib.data import write_parquet
+from paperlib.reports import common, n11_greediness, n12_frequency_bias, n13_knowing_doing, n15_exploration
 
 
 @pytest.mark.parametrize("name", ["smoke", "cpu", "paper"])
@@ -64,14 +65,14 @@ def test_summary_and_claims_on_baselines(tmp_path):
     assert summary.set_index("label").loc["ucb", "coverage"] == 1.0  # UCB tries every arm first
     assert summary["in_figure"].all() and (summary["valid"] == 1.0).all()
     steps = experiments.with_runs(steps, summary)
-    assert experiments.stagnation_step(steps[steps["label"] == "ucb"].groupby("turn")["coverage"].mean()) == 9
-    claims = experiments.greediness_claims(summary, steps, settings, experiments.paper_numbers())
+    assert n11_greediness.stagnation_step(steps[steps["label"] == "ucb"].groupby("turn")["coverage"].mean()) == 9
+    claims = n11_greediness.greediness_claims(summary, steps, settings, common.paper_numbers())
     assert claims["ours"].isna().all() and claims["shown"].isna().all()  # no LLM run: nothing to compare, and said so
     assert set(claims["id"]) == {"B01/B02", "B03", "B04", "B05"}
 
 
 def test_the_papers_knowing_doing_matrix():
-    matrix = experiments.paper_knowing_doing(experiments.paper_numbers())
+    matrix = n13_knowing_doing.paper_knowing_doing(common.paper_numbers())
     assert matrix.loc["correct"].tolist() == [21.6, 58.1, 10.6] and matrix.loc["wrong"].tolist() == [0.6, 7.2, 2.0]
 
 
@@ -116,7 +117,7 @@ def test_a_model_without_a_run_in_the_figures_mode_is_shown_in_its_own(greedy_co
 
 def test_the_claims_cover_a_free_only_model(greedy_coder):
     settings, summary, steps = greedy_coder
-    claims = experiments.greediness_claims(summary, steps, settings, experiments.paper_numbers())
+    claims = n11_greediness.greediness_claims(summary, steps, settings, common.paper_numbers())
     assert claims["model"].unique().tolist() == ["tiny-lm", "coder-lm"]
     coder = claims[claims["model"] == "coder-lm"].set_index("id")
     assert (coder["decision"] == "free").all()
@@ -127,7 +128,7 @@ def test_the_claims_cover_a_free_only_model(greedy_coder):
     tiny = claims[claims["model"] == "tiny-lm"].set_index("id")
     assert (tiny["decision"] == "constrained").all() and tiny.loc["B03", "the effect, if"] == "below the CoT run"
     assert tiny.loc["B01/B02", "ours"] == 0.1 and not tiny.loc["B03", "shown"]
-    assert experiments.claims_sentences(claims).splitlines() == [
+    assert n11_greediness.claims_sentences(claims).splitlines() == [
         "- **tiny-lm (constrained)**: the paper's effect shown in B01/B02, B05; not shown in B03; "
         "not run on this profile for B04.",
         "- **coder-lm (free)**: the paper's effect shown in B03, B05; not run on this profile for B01/B02, B04."]
@@ -135,7 +136,7 @@ def test_the_claims_cover_a_free_only_model(greedy_coder):
 
 def test_own_choices_leave_out_the_random_arm_of_an_invalid_step(greedy_coder):
     _, _, steps = greedy_coder
-    choices = experiments.own_choices(steps).set_index("run")
+    choices = n11_greediness.own_choices(steps).set_index("run")
     coder = Run("llm", 10, "low", 2, 50, "coder-lm", False, "free").id
     assert choices.loc[coder, "arms_chosen"] == 2 and choices.loc[coder, "top_share"] == pytest.approx(48 / 49)
     assert not choices.index.str.startswith(("ucb", "random", "greedy")).any()
@@ -143,7 +144,7 @@ def test_own_choices_leave_out_the_random_arm_of_an_invalid_step(greedy_coder):
 
 def test_the_sentences_of_notebook_11(greedy_coder):
     _, summary, steps = greedy_coder
-    text = experiments.llm_run_sentences(summary, experiments.own_choices(steps), 10, 50)
+    text = n11_greediness.llm_run_sentences(summary, n11_greediness.own_choices(steps), 10, 50)
     assert len(text.splitlines()) == 4
     assert ("- **coder-lm no CoT (free)**: a valid `ACTION=` in 98% of its steps (the others played a random "
             "arm); coverage after 50 steps 0.30 (UCB 1.00, random ") in text
@@ -151,14 +152,14 @@ def test_the_sentences_of_notebook_11(greedy_coder):
     assert "- **tiny-lm no CoT (free)**: a valid `ACTION=` in 100% of its steps; coverage after 50 steps 1.00" in text
     assert "- **tiny-lm CoT (constrained)**: coverage after 50 steps 0.10" in text  # no valid share: it is forced
     mute = summary.assign(valid=summary["valid"].where(summary["model"] != "coder-lm", 0.0))
-    text = experiments.llm_run_sentences(mute, experiments.own_choices(steps[steps["model"] != "coder-lm"]), 10, 50)
+    text = n11_greediness.llm_run_sentences(mute, n11_greediness.own_choices(steps[steps["model"] != "coder-lm"]), 10, 50)
     assert ("- **coder-lm no CoT (free)**: a valid `ACTION=` in 0% of its steps (every step played a random arm); "
             "coverage after 50 steps 0.30") in text and text.endswith("it never chose an arm itself.")
-    baselines = experiments.baseline_sentence(summary, steps, 10)
+    baselines = n11_greediness.baseline_sentence(summary, steps, 10)
     assert baselines.startswith("On the 10-armed bandit at low noise UCB had tried 100% of the arms by step 10; "
                                 "after 50 steps the baselines covered: ucb 100% (regret ")
     short = steps[steps["turn"] <= 6]  # a horizon shorter than the arm count: UCB's coverage at its last step
-    assert experiments.baseline_sentence(summary, short, 10).startswith(
+    assert n11_greediness.baseline_sentence(summary, short, 10).startswith(
         "On the 10-armed bandit at low noise UCB had tried 60% of the arms by step 6; after 6 steps")
 
 
@@ -250,8 +251,8 @@ def _frequency_result(entropy, strategy):
 def test_the_sentences_of_notebook_12():
     results = {"copier": _frequency_result(lambda r: 2.0 - r / 10, ["frequent"] * 11 + ["greedy"]),
                "explorer": _frequency_result(lambda r: r / 10, ["other"] * 12)}
-    claims = experiments.frequency_bias_claims(results, experiments.paper_numbers())
-    lines = experiments.frequency_bias_sentences(claims).splitlines()
+    claims = common.frequency_bias_claims(results, common.paper_numbers())
+    lines = n12_frequency_bias.frequency_bias_sentences(claims).splitlines()
     assert lines[0].startswith("- **copier**: r = -0.9") and "92% of its predictions are the most frequent action" in lines[0]
     assert lines[0].endswith("It shows the 2B's frequency bias.") and "(p = " in lines[0]
     assert "paper 2B / 27B: -0.67 / 0.61" in lines[0] and "paper frequent 2B / 27B: 0.96 / 0.14" in lines[0]
@@ -264,7 +265,7 @@ def test_the_sentences_of_notebook_13():
                           "correct rationale": [0.75, 0.0], "valid action": [1.0, 0.5]})
     knows = pd.DataFrame([[25.0, 50.0, 0.0], [0.0, 25.0, 0.0]], index=["correct", "wrong"], columns=["optimal", "greedy", "other"])
     blind = pd.DataFrame([[0.0, 0.0, 0.0], [25.0, 25.0, 50.0]], index=["correct", "wrong"], columns=["optimal", "greedy", "other"])
-    lines = experiments.knowing_doing_sentences(table, dict(zip(runs, (knows, blind))), experiments.paper_numbers()).splitlines()
+    lines = n13_knowing_doing.knowing_doing_sentences(table, dict(zip(runs, (knows, blind))), common.paper_numbers()).splitlines()
     assert lines[0] == ("- **tiny-lm (constrained)** wrote any UCB value in 100% of its 8 steps and a correct rationale in 75% "
                         "(paper, Gemma2 27B: 87%); with a correct rationale it acted greedily in 50.0% and optimally in "
                         "25.0% of all steps (paper, Gemma2 27B: 58.1 and 21.6). It shows the paper's knowing-doing gap.")
@@ -295,10 +296,10 @@ def test_notebook_15_plays_every_mechanism_and_tests_each_against_none():
     assert table.loc["try_all", "chosen_by_model"] == 0.25 and table.loc["none", "chosen_by_model"] == 1.0
     assert table.loc["try_all", "regret"] == 3.0 and table.loc["try_all", "regret_p"] < 0.05
     assert pd.isna(table.loc["none", "regret_p"]) and pd.isna(table.loc["ucb", "regret_p"])
-    sentence = experiments.exploration_sentences(table.reset_index())
+    sentence = n15_exploration.exploration_sentences(table.reset_index())
     assert sentence.startswith("- **m** without a mechanism: coverage 0.30, regret 6.00, 0% of its steps invalid (each "
                                "played as a random arm). try_all: coverage 1.00 (up")
     assert "random fallback" not in sentence
     mostly_invalid = experiments.exploration_table(episodes.assign(invalid_steps=8), steps)
     assert "Most of m's steps are invalid, so its coverage is mostly the random fallback's" in \
-        experiments.exploration_sentences(mostly_invalid)
+        n15_exploration.exploration_sentences(mostly_invalid)

@@ -6,7 +6,6 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from scripted_backend import ScriptedBackend
 
 from paperlib.bandits.env import BanditSpec

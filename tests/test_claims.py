@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from paperlib import claims
-from paperlib.bandits import experiments
 from paperlib.claims import COLUMNS, check_claims, claims_table, collect_claims, read_claims, write_claims
+from paperlib.reports import n11_greediness, n12_frequency_bias, n13_knowing_doing
 
 
 def rows(**changes):
@@ -118,7 +118,7 @@ def test_notebook_11_s_table_in_the_schema_keeps_every_row(tmp_path):
         "paper": ["0.40 (2B), 0.65 (9B, 27B)", "0.45"], "ours": [0.2, float("nan")],
         "the effect, if": ["below UCB's 1.00", "below UCB's 1.00"], "shown": pd.array([True, pd.NA], dtype="boolean")})
     (tmp_path / "11_bandit_runs").mkdir()
-    table = experiments.greediness_claims_table(greediness, tmp_path / "11_bandit_runs", "smoke")
+    table = n11_greediness.greediness_claims_table(greediness, tmp_path / "11_bandit_runs", "smoke")
     assert table["claim"].tolist() == ["11:B01/B02:tiny-lm (constrained)", "11:B04:tiny-lm (constrained)"]
     assert table[["what", "paper_value", "effect_if"]].values.tolist() == greediness[
         ["claim", "paper", "the effect, if"]].values.tolist()
@@ -132,7 +132,7 @@ def test_notebook_12_s_table_becomes_three_claims_per_model(tmp_path):
         "greedy": 0.35, "other": 0.25, "paper frequent (2B / 27B)": "0.96 / 0.14", "frequent, 0-10 repetitions": 0.6,
         "paper frequent 0-10 (2B)": "0.70", "shown: r < 0 and frequent > 0.5": False}])
     (tmp_path / "12_frequency_bias_runs").mkdir()
-    table = experiments.frequency_bias_claims_table(frequency_bias, tmp_path / "12_frequency_bias_runs", "smoke")
+    table = n12_frequency_bias.frequency_bias_claims_table(frequency_bias, tmp_path / "12_frequency_bias_runs", "smoke")
     assert table["reported"].tolist() == ["B06", "B07", "B18"]
     assert table["ours"].tolist() == [-0.3, 0.4, 0.6] and table["paper_value"].tolist() == ["-0.67", "0.96", "0.70"]
     assert table["verdict"].tolist() == ["supports", "contradicts", "supports"]
@@ -173,12 +173,12 @@ def test_notebook_13_s_runs_become_two_claims_each():
     run = "llm/gemma2-27b/knowing_doing/free/tokens2048/k10/low/T50/M64"
     table = pd.DataFrame([{"run": run, "steps": 3200, "wrote any UCB value": 0.95, "correct rationale": 0.72,
                            "valid action": 1.0}])
-    claims_of = experiments.knowing_doing_claims_table(table, {run: matrix}, "data/13_knowing_doing_runs", "paper")
+    claims_of = n13_knowing_doing.knowing_doing_claims_table(table, {run: matrix}, "data/13_knowing_doing_runs", "paper")
     by_id = claims_of.set_index("reported")
     assert by_id.loc["B16", "ours"] == pytest.approx(72.0) and by_id.loc["B16", "verdict"] == "supports"
     assert by_id.loc["B10", "ours"] == 60.0 and by_id.loc["B10", "verdict"] == "supports"
     assert set(claims_of["model"]) == {"gemma2-27b (free)"}
-    flipped = experiments.knowing_doing_claims_table(table.assign(**{"correct rationale": 0.0}),
+    flipped = n13_knowing_doing.knowing_doing_claims_table(table.assign(**{"correct rationale": 0.0}),
                                                      {run: matrix[["greedy", "optimal", "other"]].rename(
                                                          columns={"greedy": "optimal", "optimal": "greedy"})},
                                                      "x", "cpu").set_index("reported")

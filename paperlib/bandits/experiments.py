@@ -1,10 +1,14 @@
-"""The runs behind notebooks 11-13, sized by a profile, saved as they finish and resumed.
+"""The runs behind notebooks 11-13 and 15, sized by a profile, saved as they finish and resumed,
+and the tables computed from them (``summarise``, ``knowing_doing_summary``, ``exploration_table``).
 
 A run is one agent on one bandit configuration for a number of instances; its id
 (``Run.id``) names everything that changes its rollouts, so a notebook rerun with the
 same settings skips the runs already stored and a changed setting makes a new run.
 Notebook 12's scored cases are stored and resumed the same way, keyed by the model and a
 digest of the settings that make the cases (``frequency_bias_setup``).
+
+What the notebooks say about these runs (their sentences, claims and the tables they only
+show) is in their report modules, ``paperlib.reports.n11_greediness`` to ``n15_exploration``.
 """
 
 from __future__ import annotations
@@ -12,20 +16,18 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from paperlib.bandits import llm
 from paperlib.bandits.agents import make_agent
 from paperlib.bandits.baselines import BASELINES
-from paperlib.bandits import llm
 from paperlib.bandits.env import BanditSpec
 from paperlib.bandits.exploration import MECHANISMS, Exploration
 from paperlib.bandits.prompts import MAX_NEW_TOKENS
 from paperlib.bandits.runner import run_bandit
-from paperlib.claims import claims_table, source_name
 from paperlib.data import RolloutStore
 
 
@@ -113,14 +115,6 @@ def play(run: Run, agent, seed: int = 0, labels: dict | None = None) -> tuple[pd
     return episodes, steps.assign(run=run.id)
 
 
-def paper_numbers() -> pd.DataFrame:
-    """Paper B's reported numbers (``data/paper_reported.csv``), indexed by id."""
-    from paperlib import paths
-
-    table = pd.read_csv(paths.PAPER_REPORTED)
-    return table[table["paper"] == "B"].set_index("id")
-
-
 def label(agent: str, model: str, cot: bool, decision: str | None = None) -> str:
     """How a run is named in legends: the baseline, or the model and CoT on or off, and
     the decision mode in brackets when it is given."""
@@ -153,124 +147,6 @@ def with_runs(steps: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """Step rows with their run's settings, label and ``in_figure``."""
     return steps.merge(summary[["run", "label", "agent", "model", "cot", "decision", "arms", "noise", "in_figure"]],
                        on="run")
-
-
-def stagnation_step(coverage_by_step: pd.Series, share: float = 0.9) -> int:
-    """The first step at which mean coverage reaches ``share`` of its final value **[ours]**:
-    the paper says coverage "stagnates after about 10 steps" without a rule."""
-    final = coverage_by_step.iloc[-1]
-    return int(coverage_by_step.index[coverage_by_step.to_numpy() >= share * final][0])
-
-
-def greediness_claims(summary: pd.DataFrame, steps: pd.DataFrame, settings, paper: pd.DataFrame) -> pd.DataFrame:
-    """Paper B's coverage claims (B01-B05) beside ours, per model of ``bandit_models`` and per
-    other model the figures show, in the decision mode the figures show it in (``decision``),
-    with the test that says whether ours shows the paper's effect. UCB's coverage on the
-    same bandits is the reference: it tries every arm by step k. Without CoT the paper's
-    effect is coverage below the CoT run's, or below UCB's for a model with no CoT run; the
-    stagnation step (B05) is read on the CoT curve, or on the no-CoT one for such a model."""
-    k, low = settings.bandit_main_arms, summary["noise"] == "low"
-    llm = summary[(summary["agent"] == "llm") & summary["in_figure"] & low]
-    ucb = summary[(summary["agent"] == "ucb") & low].set_index("arms")["coverage"]
-    ucb_k, ucb_wide = ucb.get(k, float("nan")), ucb.get(20, float("nan"))
-    decisions = dict(zip(llm["model"], llm["decision"]))
-
-    def coverage(model, arms, cot):
-        row = llm[(llm["model"] == model) & (llm["arms"] == arms) & (llm["cot"] == cot)]
-        return float(row["coverage"].iloc[0]) if len(row) else float("nan")
-
-    rows = []
-    for model in dict.fromkeys([*settings.bandit_models, *decisions]):
-        cot, no_cot, wide = coverage(model, k, True), coverage(model, k, False), coverage(model, 20, True)
-        if wide != wide:  # no CoT run at 20 arms: the no-CoT one
-            wide = coverage(model, 20, False)
-        has_cot = cot == cot  # NaN: no CoT run
-        curve_cot = has_cot or no_cot != no_cot  # the CoT curve, or the no-CoT one for a model without CoT runs
-        curve = steps[(steps["model"] == model) & (steps["arms"] == k) & (steps["noise"] == "low")
-                      & (steps["cot"] == curve_cot) & steps["in_figure"]].groupby("turn")["coverage"].mean()
-        stagnation = stagnation_step(curve) if len(curve) else float("nan")
-        below, reference = ((no_cot < cot, "below the CoT run") if has_cot
-                            else (no_cot < ucb_k, f"below UCB's {ucb_k:.2f}"))
-        decision = decisions.get(model, settings.bandit_figure_decision)
-        rows += [
-            (model, decision, "B01/B02", f"coverage after 50 steps, {k} arms, CoT", "0.40 (2B), 0.65 (9B, 27B)", cot,
-             f"below UCB's {ucb_k:.2f}", cot < ucb_k),
-            (model, decision, "B03", f"coverage without CoT, {k} arms", str(paper.loc["B03", "value"]), no_cot,
-             reference, below),
-            (model, decision, "B04", "coverage, 20 arms", str(paper.loc["B04", "value"]), wide,
-             f"below UCB's {ucb_wide:.2f}", wide < ucb_wide),
-            (model, decision, "B05",
-             f"step by which coverage reaches 90% of its final value, {'CoT' if curve_cot else 'no CoT'} [ours]",
-             str(paper.loc["B05", "value"]), stagnation, "at most 20 of 50 steps", stagnation <= 20),
-        ]
-    claims = pd.DataFrame(rows, columns=["model", "decision", "id", "claim", "paper", "ours", "the effect, if", "shown"])
-    claims["shown"] = claims["shown"].astype("boolean").mask(claims["ours"].isna())  # <NA>: not run on this profile
-    return claims
-
-
-def claims_sentences(claims: pd.DataFrame) -> str:
-    """A Markdown bullet per model of ``greediness_claims``: the claims whose effect ours
-    shows, those whose effect it does not show, and those with no run on this profile."""
-    lines = []
-    for (model, decision), rows in claims.groupby(["model", "decision"], sort=False):
-        shown = rows["shown"]
-        groups = (("shown in", shown.fillna(False).astype(bool)), ("not shown in", (~shown).fillna(False).astype(bool)),
-                  ("not run on this profile for", shown.isna()))
-        parts = [f"{what} {', '.join(rows.loc[mask, 'id'])}" for what, mask in groups if mask.any()]
-        lines.append(f"- **{model} ({decision})**: the paper's effect " + "; ".join(parts) + ".")
-    return "\n".join(lines)
-
-
-def own_choices(steps: pd.DataFrame) -> pd.DataFrame:
-    """Per LLM run (step rows from ``with_runs``), means over its episodes of the arms the
-    model chose itself, its valid actions (an invalid step plays the runner's random arm):
-    ``arms_chosen``, how many distinct arms, and ``top_share``, the share of them that went
-    to the arm it chose most. A run with no valid action has no row."""
-    valid = steps[(steps["agent"] == "llm") & steps["valid"]]
-    per_episode = valid.groupby(["run", "episode"])["action"].agg(
-        arms_chosen="nunique", top_share=lambda actions: actions.value_counts().iloc[0] / len(actions))
-    return per_episode.groupby("run").mean().reset_index()
-
-
-def baseline_sentence(summary: pd.DataFrame, steps: pd.DataFrame, arms: int) -> str:
-    """What the baselines do on the ``arms``-armed bandit at low noise, the reference every LLM
-    run is read against: UCB's coverage by step ``arms`` (or the last step, if sooner), and
-    the final coverage and regret of random, greedy and UCB."""
-    low = summary[(summary["agent"] != "llm") & (summary["arms"] == arms) & (summary["noise"] == "low")]
-    final = low.set_index("agent")
-    ucb_steps = steps[(steps["agent"] == "ucb") & (steps["arms"] == arms) & (steps["noise"] == "low")]
-    horizon = int(ucb_steps["turn"].max())
-    early = ucb_steps.loc[ucb_steps["turn"] == min(arms, horizon), "coverage"].mean()
-
-    def described(agent):
-        return f"{agent} {final.loc[agent, 'coverage']:.0%} (regret {final.loc[agent, 'regret']:.1f})"
-
-    return (f"On the {arms}-armed bandit at low noise UCB had tried {early:.0%} of the arms by step {min(arms, horizon)}; "
-            f"after {horizon} steps the baselines covered: {', '.join(described(a) for a in ('ucb', 'random', 'greedy'))}.")
-
-
-def llm_run_sentences(summary: pd.DataFrame, choices: pd.DataFrame, arms: int, horizon: int) -> str:
-    """A Markdown bullet per LLM run on the ``arms``-armed bandit at low noise: how often a
-    free run wrote a valid ACTION=, its coverage after ``horizon`` steps beside UCB's and
-    random's, and the arms it chose itself (``own_choices``): how many, and how much of its
-    play went to one of them, the commitment paper B calls greedy."""
-    low = summary[(summary["arms"] == arms) & (summary["noise"] == "low")]
-    reference = low[low["agent"] != "llm"].set_index("agent")["coverage"]
-    runs = low[low["agent"] == "llm"].merge(choices, on="run", how="left")
-    lines = []
-    for row in runs.itertuples():
-        valid = ""
-        if row.decision == "free":
-            fallback = "every step" if row.valid == 0 else "the others" if row.valid < 1 else ""
-            valid = f"a valid `ACTION=` in {row.valid:.0%} of its steps" + (
-                f" ({fallback} played a random arm); " if fallback else "; ")
-        chosen = ("it never chose an arm itself." if row.arms_chosen != row.arms_chosen else
-                  f"the arms it chose itself: {row.arms_chosen:.1f} of {arms} per episode on average, "
-                  f"{row.top_share:.0%} of its choices on the one it chose most.")
-        lines.append(f"- **{row.model} {'CoT' if row.cot else 'no CoT'} ({row.decision})**: {valid}coverage after "
-                     f"{horizon} steps {row.coverage:.2f} (UCB {reference['ucb']:.2f}, random {reference['random']:.2f}); "
-                     f"{chosen}")
-    return "\n".join(lines)
 
 
 FREQUENCY_BIAS_CASE = ["length", "history", "seed", "repetitions"]  # what names a case among its set
@@ -336,43 +212,6 @@ def stored_frequency_bias(settings, directory: Path, seed: int = 0) -> dict[str,
     return results
 
 
-def frequency_bias_claims(results: dict[str, pd.DataFrame], paper: pd.DataFrame) -> pd.DataFrame:
-    """Per model: the entropy-repetitions correlation and the strategy shares beside the
-    paper's Gemma2 2B and 27B (B06-B09, B18), and whether ours shows the small model's
-    frequency bias (the paper's 2B: r < 0 and most predictions the most frequent action)."""
-    from paperlib.bandits.metrics import entropy_correlation, strategy_shares
-
-    rows = []
-    for model, result in results.items():
-        r, p = entropy_correlation(result)
-        shares = strategy_shares(result)
-        first = shares.iloc[0]  # the 0-10 repetitions window
-        rows.append({"model": model, "r": r, "p": p, "paper r (2B / 27B)": f"{paper.loc['B06', 'value']} / {paper.loc['B08', 'value']}",
-                     "frequent": shares.loc["all", "frequent"], "greedy": shares.loc["all", "greedy"],
-                     "other": shares.loc["all", "other"],
-                     "paper frequent (2B / 27B)": f"{paper.loc['B07', 'value']} / {paper.loc['B09', 'value']}",
-                     "frequent, 0-10 repetitions": first["frequent"],
-                     "paper frequent 0-10 (2B)": str(paper.loc["B18", "value"]),
-                     "shown: r < 0 and frequent > 0.5": bool(r < 0 and shares.loc["all", "frequent"] > 0.5)})
-    return pd.DataFrame(rows)
-
-
-def frequency_bias_sentences(claims: pd.DataFrame) -> str:
-    """A Markdown bullet per model of ``frequency_bias_claims``: its correlation and the share
-    of its predictions that are the most frequent action, beside the paper's 2B and 27B, and
-    whether it shows the 2B's frequency bias."""
-    lines = []
-    for row in claims.to_dict("records"):
-        verdict = "shows" if row["shown: r < 0 and frequent > 0.5"] else "does not show"
-        lines.append(
-            f"- **{row['model']}**: r = {row['r']:+.2f} (p = {row['p']:.2g}; paper 2B / 27B: {row['paper r (2B / 27B)']}); "
-            f"{row['frequent']:.0%} of its predictions are the most frequent action and {row['greedy']:.0%} the greedy "
-            f"one (paper frequent 2B / 27B: {row['paper frequent (2B / 27B)']}); at 0-10 repetitions "
-            f"{row['frequent, 0-10 repetitions']:.0%} frequent (paper 2B: {row['paper frequent 0-10 (2B)']}). "
-            f"It {verdict} the 2B's frequency bias.")
-    return "\n".join(lines)
-
-
 def knowing_doing_runs(settings) -> list[Run]:
     """Notebook 13: each model of ``kd_models`` with the knowing-doing prompt, per decision mode."""
     s = settings
@@ -409,74 +248,6 @@ def knowing_doing_summary(steps: pd.DataFrame, arms: int) -> tuple[dict[str, pd.
                      "wrote any UCB value": judged["ucb_values"].map(lambda v: not pd.isna(v).all()).mean(),
                      "correct rationale": judged["rationale_correct"].mean(), "valid action": judged["valid"].mean()})
     return matrices, pd.DataFrame(rows)
-
-
-def paper_knowing_doing(paper: pd.DataFrame) -> pd.DataFrame:
-    """Fig. 5's matrix as the paper prints it (B10-B15, % of all steps, Gemma2 27B)."""
-    ids = {("correct", "greedy"): "B10", ("correct", "optimal"): "B11", ("correct", "other"): "B12",
-           ("wrong", "greedy"): "B13", ("wrong", "optimal"): "B14", ("wrong", "other"): "B15"}
-    matrix = pd.DataFrame(0.0, index=pd.Index(["correct", "wrong"], name="rationale"), columns=["optimal", "greedy", "other"])
-    for (rationale, action), number in ids.items():
-        matrix.loc[rationale, action] = float(paper.loc[number, "value"])
-    return matrix
-
-
-def knowing_doing_sentences(table: pd.DataFrame, matrices: dict[str, pd.DataFrame], paper: pd.DataFrame) -> str:
-    """A Markdown bullet per knowing-doing run (``knowing_doing_summary``): how often the model
-    wrote any UCB value and a correct rationale, the correct-rationale row of its matrix beside
-    the paper's 27B (B10, B11), and whether it shows the paper's gap: most rationales correct
-    and, with a correct one, a greedy action more often than an optimal one."""
-    lines = []
-    for row in table.to_dict("records"):
-        correct = matrices[row["run"]].loc["correct"]
-        shown = row["correct rationale"] > 0.5 and correct["greedy"] > correct["optimal"]
-        model, decision = row["run"].split("/")[1], row["run"].split("/")[3]
-        lines.append(
-            f"- **{model} ({decision})** wrote any UCB value in {row['wrote any UCB value']:.0%} of its "
-            f"{row['steps']} steps and a correct rationale in {row['correct rationale']:.0%} (paper, Gemma2 27B: "
-            f"{paper.loc['B16', 'value']}%); with a correct rationale it "
-            f"acted greedily in {correct['greedy']:.1f}% and optimally in {correct['optimal']:.1f}% of all steps "
-            f"(paper, Gemma2 27B: {paper.loc['B10', 'value']} and {paper.loc['B11', 'value']}). "
-            f"It {'shows' if shown else 'does not show'} the paper's knowing-doing gap.")
-    return "\n".join(lines)
-
-
-# -- claims in the shared schema (paperlib.claims) ----------------------------------------------
-def greediness_claims_table(greediness: pd.DataFrame, source: str | os.PathLike, profile: str) -> pd.DataFrame:
-    """Notebook 11's table (``experiments.greediness_claims``) in the schema: one claim per
-    row, the model with its decision mode; ``shown`` is its test of the paper's effect.
-    ``source``: the store its runs are in."""
-    rows = pd.DataFrame({
-        "reported": greediness["id"], "what": greediness["claim"],
-        "model": greediness["model"] + " (" + greediness["decision"] + ")",
-        "paper_value": greediness["paper"], "ours": greediness["ours"],
-        "effect_if": greediness["the effect, if"], "shown": greediness["shown"], "source": source_name(source)})
-    return claims_table(rows, "11_bandit_greediness", profile)
-
-
-def frequency_bias_claims_table(frequency_bias: pd.DataFrame, source: str | os.PathLike, profile: str) -> pd.DataFrame:
-    """Notebook 12's table (``experiments.frequency_bias_claims``, one row per model) in the
-    schema: per model the entropy-repetitions correlation (B06), the share of predictions
-    that are the most frequent action (B07) and that share at 0-10 repetitions (B18), each
-    tested against the paper's Gemma2 2B, whose frequency bias the table's own verdict asks
-    about (r < 0 and most predictions the frequent action); "most" at 0-10 repetitions is
-    our reading of B18 **[ours]**. ``source``: the store its scores are in."""
-    rows = []
-    for row in frequency_bias.to_dict("records"):
-        model = row["model"]
-        rows += [
-            {"reported": "B06", "what": "correlation of the action entropy with the repetitions of the last action "
-             "(Pearson r)", "model": model, "ours": row["r"], "effect_if": "r < 0, as the paper's 2B",
-             "shown": row["r"] < 0, "note": f"p = {row['p']:.2g}; paper 2B / 27B: {row['paper r (2B / 27B)']}"},
-            {"reported": "B07", "what": "share of predictions that are the most frequent action", "model": model,
-             "ours": row["frequent"], "effect_if": "above 0.5, as the paper's 2B", "shown": row["frequent"] > 0.5,
-             "note": f"greedy {row['greedy']:.2f}, other {row['other']:.2f}; "
-                     f"paper 2B / 27B: {row['paper frequent (2B / 27B)']}"},
-            {"reported": "B18", "what": "share of predictions that are the most frequent action, 0-10 repetitions",
-             "model": model, "ours": row["frequent, 0-10 repetitions"], "effect_if": "above 0.5 [ours]",
-             "shown": row["frequent, 0-10 repetitions"] > 0.5},
-        ]
-    return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "12_frequency_bias", profile)
 
 
 def exploration_runs(settings) -> list[Run]:
@@ -516,49 +287,3 @@ def exploration_table(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFra
                 row[f"{metric}_g"] = hedges_g_ci(group[metric], plain[metric])[0]
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def exploration_sentences(table: pd.DataFrame, alpha: float = 0.05) -> str:
-    """A Markdown bullet per model: its plain coverage, regret and invalid share, each mechanism
-    that changes coverage or regret significantly (Welch, ``alpha``), and, where most plain
-    steps are invalid (played as random arms), that the comparison shows little, from
-    :func:`exploration_table`."""
-    lines = []
-    for model, rows in table[~table["model"].str.startswith("baseline:")].groupby("model", sort=False):
-        plain = rows[rows["exploration"] == "none"].iloc[0]
-        changes = []
-        for r in rows[rows["exploration"] != "none"].itertuples():
-            moved = [f"{metric} {getattr(r, metric):.2f} ({'up' if getattr(r, metric) > plain[metric] else 'down'}, "
-                     f"p = {getattr(r, metric + '_p'):.2g})" for metric in ("coverage", "regret")
-                     if getattr(r, metric + "_p") < alpha]
-            changes.append(f"{r.exploration}: {'; '.join(moved) if moved else 'no significant change'}")
-        lines.append(f"- **{model}** without a mechanism: coverage {plain['coverage']:.2f}, regret "
-                     f"{plain['regret']:.2f}, {plain['invalid']:.0%} of its steps invalid (each played as a random "
-                     f"arm). " + ". ".join(changes) + ".")
-        if plain["invalid"] > 0.5:
-            lines.append(f"  Most of {model}'s steps are invalid, so its coverage is mostly the random fallback's, not "
-                         "its own exploration: a mechanism can show little beyond that here.")
-    return "\n".join(lines)
-
-
-def knowing_doing_claims_table(table: pd.DataFrame, matrices: dict[str, pd.DataFrame], source: str | os.PathLike,
-                               profile: str) -> pd.DataFrame:
-    """Notebook 13's runs (``knowing_doing_summary``) in the claims schema: per run, the share of
-    correct rationales (B16; the paper's effect: most of them) and the correct-and-greedy cell
-    of the matrix (B10; the paper's gap: with a correct rationale, greedy more often than
-    optimal), as :func:`knowing_doing_sentences` reads them. ``source``: the runs' store."""
-    rows = []
-    for row in table.to_dict("records"):
-        correct = matrices[row["run"]].loc["correct"]
-        model = f"{row['run'].split('/')[1]} ({row['run'].split('/')[3]})"
-        rows += [
-            {"reported": "B16", "what": "share of steps with a correct rationale (%)", "model": model,
-             "ours": 100 * row["correct rationale"], "effect_if": "above 50%",
-             "shown": row["correct rationale"] > 0.5,
-             "note": f"wrote any UCB value in {row['wrote any UCB value']:.0%} of {row['steps']} steps"},
-            {"reported": "B10", "what": "correct rationale and greedy action (% of steps)", "model": model,
-             "ours": correct["greedy"], "effect_if": "above the correct-and-optimal cell (the knowing-doing gap)",
-             "shown": correct["greedy"] > correct["optimal"],
-             "note": f"correct and optimal {correct['optimal']:.1f}%, correct and other {correct['other']:.1f}%"},
-        ]
-    return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "13_knowing_doing_gap", profile)

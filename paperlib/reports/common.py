@@ -1,0 +1,37 @@
+"""What several report modules share: paper B's reported numbers (:func:`paper_numbers`, which
+notebooks 11-14 set beside theirs) and the frequency-bias table (:func:`frequency_bias_claims`, per
+model the entropy-repetitions correlation and the strategy shares beside the paper's), which
+notebook 12 shows and writes as claims and notebook 14 shows before and after RLFT."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def paper_numbers() -> pd.DataFrame:
+    """Paper B's reported numbers (``data/paper_reported.csv``), indexed by id."""
+    from paperlib import paths
+
+    table = pd.read_csv(paths.PAPER_REPORTED)
+    return table[table["paper"] == "B"].set_index("id")
+
+
+def frequency_bias_claims(results: dict[str, pd.DataFrame], paper: pd.DataFrame) -> pd.DataFrame:
+    """Per model: the entropy-repetitions correlation and the strategy shares beside the
+    paper's Gemma2 2B and 27B (B06-B09, B18), and whether ours shows the small model's
+    frequency bias (the paper's 2B: r < 0 and most predictions the most frequent action)."""
+    from paperlib.bandits.metrics import entropy_correlation, strategy_shares
+
+    rows = []
+    for model, result in results.items():
+        r, p = entropy_correlation(result)
+        shares = strategy_shares(result)
+        first = shares.iloc[0]  # the 0-10 repetitions window
+        rows.append({"model": model, "r": r, "p": p, "paper r (2B / 27B)": f"{paper.loc['B06', 'value']} / {paper.loc['B08', 'value']}",
+                     "frequent": shares.loc["all", "frequent"], "greedy": shares.loc["all", "greedy"],
+                     "other": shares.loc["all", "other"],
+                     "paper frequent (2B / 27B)": f"{paper.loc['B07', 'value']} / {paper.loc['B09', 'value']}",
+                     "frequent, 0-10 repetitions": first["frequent"],
+                     "paper frequent 0-10 (2B)": str(paper.loc["B18", "value"]),
+                     "shown: r < 0 and frequent > 0.5": bool(r < 0 and shares.loc["all", "frequent"] > 0.5)})
+    return pd.DataFrame(rows)
