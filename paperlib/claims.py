@@ -8,7 +8,8 @@ when this profile has no such run (no number of ours).
 
 Each notebook that compares with a paper writes its claims to ``<data dir>/NN_claims.parquet``
 (NN: its number) with :func:`write_claims`; notebook 99 stacks every such file into
-``<data dir>/claims.csv`` with :func:`collect_claims`.
+``<data dir>/claims.csv`` with :func:`collect_claims`. Each notebook's claims rows are built in
+its report module (``paperlib.reports``), as are notebook 99's sentences on the collected table.
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ def collect_claims(data_dir: str | os.PathLike) -> pd.DataFrame:
     return table
 
 
-def _addressed(table: pd.DataFrame) -> set[str]:
+def addressed(table: pd.DataFrame) -> set[str]:
+    """The ids of ``paper_reported.csv`` that the claims of ``table`` address."""
     return {id_ for ids in table["reported"] for id_ in str(ids).split("/")}
 
 
@@ -153,49 +155,11 @@ def unaddressed_claims(table: pd.DataFrame, profile: str) -> pd.DataFrame:
     ``paper_reported.csv`` that no claim of ``table`` addresses, so that the collected table
     lists every reported number."""
     reported = reported_numbers()
-    missing = [id_ for id_ in reported.index if id_ not in _addressed(table)]
+    missing = [id_ for id_ in reported.index if id_ not in addressed(table)]
     rows = pd.DataFrame({"reported": missing, "what": [reported.loc[i, "claim"] for i in missing], "model": "none",
                          "ours": float("nan"), "effect_if": "", "shown": pd.NA, "note": UNADDRESSED, "source": ""})
     return claims_table(rows, COLLECTOR, profile) if missing else pd.DataFrame(columns=list(COLUMNS))
 
-
-def contributors_sentence(table: pd.DataFrame) -> str:
-    """Which notebooks' claims ``table`` holds, and how many each; how many reported numbers
-    no notebook addresses."""
-    compared = table[table["notebook"] != COLLECTOR]
-    counts = compared.groupby("notebook", sort=True).size()
-    listed = ", ".join(f"`{notebook}` ({count})" for notebook, count in counts.items())
-    left = int((table["notebook"] == COLLECTOR).sum())
-    return (f"{_count(len(compared), 'claim')} from {_count(len(counts), 'notebook')}: {listed}. "
-            "Notebooks that wrote no claims file have none in the table"
-            + (f"; the {_count(left, 'reported number')} that no notebook addresses are listed as cannot test."
-               if left else "."))
-
-
-def paper_sentences(table: pd.DataFrame) -> str:
-    """A Markdown bullet per paper: how many of its reported numbers the claims address, and
-    how many claims our run supports, contradicts or cannot test."""
-    reported = reported_numbers()
-    table = table[table["notebook"] != COLLECTOR]
-    lines = []
-    for paper, numbers in reported.groupby("paper"):
-        rows = table[table["paper"] == paper]
-        if rows.empty:
-            lines.append(f"- **Paper {paper}**: no notebook has set our numbers beside its {len(numbers)} "
-                         "reported numbers yet.")
-            continue
-        counts = rows["verdict"].value_counts()
-        lines.append(f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(_addressed(rows))} of its "
-                     f"{len(numbers)} reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
-                     f"{counts.get('contradicts', 0)} and cannot test {counts.get('cannot test', 0)}.")
-    return "\n".join(lines)
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-# -- the claims of notebooks 11 and 12 (paper B), from the tables paperlib.bandits.experiments computes
 
 def source_name(source: str | os.PathLike) -> str:
     """A data file's name, or a store directory's with a trailing "/" (as data/MANIFEST.json names them)."""

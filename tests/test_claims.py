@@ -6,7 +6,7 @@ import pytest
 
 from paperlib import claims
 from paperlib.claims import COLUMNS, check_claims, claims_table, collect_claims, read_claims, write_claims
-from paperlib.reports import n11_greediness, n12_frequency_bias, n13_knowing_doing
+from paperlib.reports import n11_greediness, n12_frequency_bias, n13_knowing_doing, n99_claims
 
 
 def rows(**changes):
@@ -89,14 +89,14 @@ def test_notebook_99_s_table_stacks_every_file_paper_a_first_and_counts_the_verd
     assert "A01" in set(left["reported"]) and not {"A05", "A18", "B03", "B04"} & set(left["reported"])
     assert table["paper"].tolist() == sorted(table["paper"])  # paper A first
     assert pd.read_csv(tmp_path / "claims.csv")["verdict"].tolist() == table["verdict"].tolist()
-    assert claims.contributors_sentence(table) == ("4 claims from 2 notebooks: `01_environment_and_reward` (2), "
+    assert n99_claims.contributors_sentence(table) == ("4 claims from 2 notebooks: `01_environment_and_reward` (2), "
                                                    "`11_bandit_greediness` (2). Notebooks that wrote no claims file "
                                                    "have none in the table; the 44 reported numbers that no notebook "
                                                    "addresses are listed as cannot test.")
-    assert claims.paper_sentences(table).splitlines() == [
+    assert n99_claims.paper_sentences(table).splitlines() == [
         "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 and cannot test 1.",
         "- **Paper B**: 2 claims on 2 of its 30 reported numbers; our run supports 0, contradicts 1 and cannot test 1."]
-    assert claims.paper_sentences(table[table["paper"] == "B"]).splitlines()[0] == (
+    assert n99_claims.paper_sentences(table[table["paper"] == "B"]).splitlines()[0] == (
         "- **Paper A**: no notebook has set our numbers beside its 18 reported numbers yet.")
 
 

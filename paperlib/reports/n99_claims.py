@@ -1,0 +1,46 @@
+"""Notebook 99 (the claims of both papers): what it says about the collected table
+(``claims.collect_claims``): which notebooks' claims it holds and how many reported numbers
+none addresses (:func:`contributors_sentence`), and per paper how many claims our run
+supports, contradicts or cannot test (:func:`paper_sentences`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from paperlib.claims import COLLECTOR, addressed, reported_numbers
+
+
+def contributors_sentence(table: pd.DataFrame) -> str:
+    """Which notebooks' claims ``table`` holds, and how many each; how many reported numbers
+    no notebook addresses."""
+    compared = table[table["notebook"] != COLLECTOR]
+    counts = compared.groupby("notebook", sort=True).size()
+    listed = ", ".join(f"`{notebook}` ({count})" for notebook, count in counts.items())
+    left = int((table["notebook"] == COLLECTOR).sum())
+    return (f"{_count(len(compared), 'claim')} from {_count(len(counts), 'notebook')}: {listed}. "
+            "Notebooks that wrote no claims file have none in the table"
+            + (f"; the {_count(left, 'reported number')} that no notebook addresses are listed as cannot test."
+               if left else "."))
+
+
+def paper_sentences(table: pd.DataFrame) -> str:
+    """A Markdown bullet per paper: how many of its reported numbers the claims address, and
+    how many claims our run supports, contradicts or cannot test."""
+    reported = reported_numbers()
+    table = table[table["notebook"] != COLLECTOR]
+    lines = []
+    for paper, numbers in reported.groupby("paper"):
+        rows = table[table["paper"] == paper]
+        if rows.empty:
+            lines.append(f"- **Paper {paper}**: no notebook has set our numbers beside its {len(numbers)} "
+                         "reported numbers yet.")
+            continue
+        counts = rows["verdict"].value_counts()
+        lines.append(f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(addressed(rows))} of its "
+                     f"{len(numbers)} reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
+                     f"{counts.get('contradicts', 0)} and cannot test {counts.get('cannot test', 0)}.")
+    return "\n".join(lines)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
