@@ -426,13 +426,14 @@ def test_the_knowing_doing_lens_plays_the_last_adapter_on_the_base_models_episod
 
     from paperlib.philosophers import knowing_doing as kd
     from paperlib.profiles import get_profile
+    from paperlib.reports.n06_knowing_doing_table import adapter_change
 
     _, run, _ = grpo_smoke_run
     profile = replace(get_profile("smoke"), lens_episodes=1)
     trained = lens_of_last_adapter(run.path, profile, 0, tmp_path)
     assert set(trained["adapter"]) == {"GRPO step 2"} and set(trained["model"]) == {"smollm2-135m"}
     base = kd.run_lens(profile, 0, tmp_path)
-    change = kd.adapter_change(pd.concat([base, trained], ignore_index=True))  # the same episode seeds, or it refuses
+    change = adapter_change(pd.concat([base, trained], ignore_index=True))  # the same episode seeds, or it refuses
     assert list(change["adapter"]) == ["GRPO step 2"]
     assert lens_of_last_adapter(run.path, replace(profile, lens_models=(("gemma3-270m", "hf"),)), 0, tmp_path) is None
     assert lens_of_last_adapter(tmp_path / "no-run", profile, 0, tmp_path) is None

@@ -203,8 +203,7 @@ def evaluate_adapters(out, adapters: dict, instances: int, rollouts_dir=None, pr
         return run_bandit(agent, s.spec, instances, seed=HELD_OUT_SEEDS, labels={**labels, "bonus": s.bonus},
                           progress=progress)
 
-    directory = rollouts_dir if rollouts_dir is not None else RunDir(out).path / "evaluation"
-    return play_adapters(out, adapters, {"": None}, directory, play, size=instances, max_batch=instances)
+    return play_adapters(out, adapters, {"": None}, rollouts_dir, play, size=instances, max_batch=instances)
 
 
 def train_and_evaluate(settings: BanditSettings, out, instances: int, progress: bool = True

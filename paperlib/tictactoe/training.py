@@ -36,7 +36,6 @@ import numpy as np
 import pandas as pd
 
 from paperlib.training import compare
-from paperlib.training.checkpoints import RunDir
 from paperlib.training.held_out import play_adapters
 from paperlib.training.rlft import GAE_GAMMA, GAE_LAMBDA, VALUE_COEF
 from paperlib.training.rlft.loop import RLFTSettings
@@ -222,8 +221,7 @@ def evaluate(out, adapters: dict, cells: list[Cell], games: int, rollouts_dir=No
                   f"over {games} games")
         return episodes, steps
 
-    directory = rollouts_dir if rollouts_dir is not None else RunDir(out).path / "evaluation"
-    return play_adapters(out, adapters, {cell.name(s): cell for cell in cells}, directory, play, size=games,
+    return play_adapters(out, adapters, {cell.name(s): cell for cell in cells}, rollouts_dir, play, size=games,
                          max_batch=games)
 
 

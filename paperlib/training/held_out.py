@@ -16,7 +16,7 @@ def play_adapters(out, adapters: dict, cells: dict, directory, play, *, size: in
     """Held-out rollouts of the run in ``out`` under each of ``adapters`` (label -> a saved step, or
     None for the base model: the adapter disabled) in each of ``cells`` (name -> the game's cell;
     the name "" for a game with one): one resumable store per label and cell under ``directory``
-    (``<label>/<cell name>``), played by ``play(backend, cell, labels, store)`` -> (episodes,
+    (``<label>/<cell name>``; None: the run's ``evaluation/``), played by ``play(backend, cell, labels, store)`` -> (episodes,
     steps), ``labels`` being ``adapter``, ``step`` (the column's name; 0: the base model),
     ``adapter_hash`` (of the saved file; "base") and, in a named cell, ``cell``.
 
@@ -29,7 +29,8 @@ def play_adapters(out, adapters: dict, cells: dict, directory, play, *, size: in
     from paperlib.backends.hf import HFBackend
     from paperlib.data import RolloutStore
 
-    run, directory = RunDir(out), Path(directory)
+    run = RunDir(out)
+    directory = run.path / "evaluation" if directory is None else Path(directory)
     stores = {(label, name): RolloutStore(directory / label / name) for label in adapters for name in cells}
     played, pending = {}, {}
     for (label, name), store in stores.items():

@@ -77,6 +77,33 @@ class TrainerSettings:
         """Choices that are not fields, as rows of :func:`settings_table` (name -> value)."""
         return {}
 
+    def postfix(self, row: dict) -> dict[str, str]:
+        """A progress bar's postfix for a row of the training log: the :attr:`progress` columns and the seconds."""
+        return {name: f"{row[name]:.2f}" for name in self.progress} | {"s": f"{row['seconds']:.0f}"}
+
+    # -- what both trainers build from the settings
+    def base_model(self):
+        """The model to train, on the GPU if there is one, on the shared-prefix attention where
+        :attr:`shared_prefix` asks for it and the kernel covers the model (else the plain forward
+        pass): (model, tokenizer, device)."""
+        import torch
+
+        from paperlib.models import load_local
+        from paperlib.training.shared_prefix import use_training_attention
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        lm, tokenizer = load_local(self.model, device)
+        if self.shared_prefix:
+            use_training_attention(lm)
+        return lm, tokenizer, device
+
+    def lora_config(self):
+        """peft's configuration of the LoRA adapter (no dropout)."""
+        from peft import LoraConfig
+
+        return LoraConfig(r=self.lora_rank, lora_alpha=self.lora_alpha, target_modules=list(self.lora_targets),
+                          lora_dropout=0.0, task_type="CAUSAL_LM")
+
     # -- checks and records
     def check(self):
         """Refuse, in one line, settings that cannot run (before any model loads); a subclass

@@ -198,20 +198,13 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # trl pings the Hub at start-up otherwise
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in trl 1.16
     import datasets
-    import torch
-    from peft import LoraConfig
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOConfig
 
-    from paperlib.models import load_local
     from paperlib.training.grpo.trainer import SharedPrefixGRPOTrainer, StepLog
-    from paperlib.training.shared_prefix import use_training_attention
 
     s = settings
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    lm, tokenizer = load_local(s.model, device)
-    if s.shared_prefix:
-        use_training_attention(lm)  # where the kernel covers the model; else trl's own path (SharedPrefixGRPOTrainer)
+    lm, tokenizer, device = s.base_model()  # off the shared-prefix attention: trl's own path (SharedPrefixGRPOTrainer)
     config = GRPOConfig(
         output_dir=str(run.path), max_steps=s.steps, seed=s.seed, data_seed=s.seed,
         per_device_train_batch_size=s.rows_per_pass, gradient_accumulation_steps=s.row_count // s.rows_per_pass,
@@ -224,12 +217,10 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
         logging_steps=1, save_strategy="steps", save_steps=1, report_to="none", disable_tqdm=True,
         use_cpu=device == "cpu", bf16=device != "cpu",
     )
-    peft_config = LoraConfig(r=s.lora_rank, lora_alpha=s.lora_alpha, target_modules=list(s.lora_targets),
-                             lora_dropout=0.0, task_type="CAUSAL_LM")
     rollout = Rollout(s, tokenizer, run)
     phase_seconds = {"forward": 0.0, "kl": 0.0}  # each step's, filled by the trainer, logged by StepLog
     trainer = SharedPrefixGRPOTrainer(
-        model=lm, reward_funcs=episode_reward, args=config, processing_class=tokenizer, peft_config=peft_config,
+        model=lm, reward_funcs=episode_reward, args=config, processing_class=tokenizer, peft_config=s.lora_config(),
         train_dataset=datasets.Dataset.from_dict({"prompt": s.dataset_rows()}), rollout_func=rollout,
         callbacks=[StepLog(s, run, rollout, phase_seconds, stop_after, progress)], phase_seconds=phase_seconds,
         measure_kl=s.measure_kl and s.temperature == 1)

@@ -152,8 +152,7 @@ class StepLog(TrainerCallback):
                "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
         self.run.append_log(row)
         self.logged = time.perf_counter()
-        self.bar.set_postfix({name: f"{row[name]:.2f}" for name in self.settings.progress}
-                             | {"s": f"{row['seconds']:.0f}"})
+        self.bar.set_postfix(self.settings.postfix(row))
         self.bar.update(1)
 
     def on_save(self, args, state, control, **kwargs):

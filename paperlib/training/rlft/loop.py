@@ -138,23 +138,16 @@ class Trainer:
 
     def __init__(self, settings: RLFTSettings, run: RunDir):
         import torch
-        from peft import LoraConfig, get_peft_model
+        from peft import get_peft_model
 
         from paperlib.backends.hf import HFBackend
-        from paperlib.models import load_local
         from paperlib.training.rlft.objective import ValueHead
-        from paperlib.training.shared_prefix import use_training_attention
 
         self.settings, self.run = settings, run
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        lm, self.tokenizer = load_local(settings.model, self.device)
-        if settings.shared_prefix:
-            use_training_attention(lm)  # where the kernel covers the model; else the plain forward pass
+        lm, self.tokenizer, self.device = settings.base_model()
         torch.manual_seed(settings.seed)  # the LoRA initialisation
-        config = LoraConfig(r=settings.lora_rank, lora_alpha=settings.lora_alpha,
-                            target_modules=list(settings.lora_targets), lora_dropout=0.0, task_type="CAUSAL_LM")
         with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
-            self.model = get_peft_model(lm, config)
+            self.model = get_peft_model(lm, settings.lora_config())
         params = [p for p in self.model.parameters() if p.requires_grad]
         self.value_head = None
         if settings.value_head:
@@ -289,7 +282,6 @@ def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: 
     update). ``stop_after``: stop once that update is saved, as a killed run would."""
     from tqdm.auto import tqdm
 
-    from paperlib.backends.hf import release_freed_memory
     from paperlib.llm.traces import seat_traces
 
     settings.check()
@@ -325,10 +317,12 @@ def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: 
                "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
         run.append_log(row)
         trainer.save(update)
-        bar.set_postfix({name: f"{row[name]:.2f}" for name in settings.progress} | {"s": f"{row['seconds']:.0f}"})
+        bar.set_postfix(settings.postfix(row))
         bar.update(1)
     bar.close()
     del trainer
     gc.collect()  # the trainer's model, optimiser and hooks hold reference cycles
+    from paperlib.backends.hf import release_freed_memory  # here: a run refused above imports no backend
+
     release_freed_memory()  # what the updates peaked at, before an evaluation in this process
     return run.log()
