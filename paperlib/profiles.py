@@ -34,8 +34,14 @@ class Profile:
     # -- paper A, notebook 02: the coordination gap; defaults are the paper's grid and models
     # (the seventh, Qwen3-14B + GRPO, is the adapter notebook 03 trains; notebook 04 evaluates it)
     gap_models: tuple[tuple[str, str], ...] = (  # (model, backend)
-        ("claude-opus-4.7", "openai"), ("gpt-5.4", "openai"), ("gemini-3.1-pro", "openai"), ("grok-4.2", "openai"),
-        ("mistral-small-24b", "vllm"), ("qwen3-14b", "vllm"), ("deepseek-r1-distill-qwen-7b", "vllm"))
+        ("claude-opus-4.7", "openai"),
+        ("gpt-5.4", "openai"),
+        ("gemini-3.1-pro", "openai"),
+        ("grok-4.2", "openai"),
+        ("mistral-small-24b", "vllm"),
+        ("qwen3-14b", "vllm"),
+        ("deepseek-r1-distill-qwen-7b", "vllm"),
+    )
     gap_policies: tuple[str, ...] = SCRIPTED_POLICIES
     gap_ns: tuple[int, ...] = (5, 10, 15)
     gap_episodes: int = 30  # per cell, scripted baselines
@@ -50,10 +56,13 @@ class Profile:
     # paper A's recipe (the defaults of philosophers.training.TableSettings). paper: Qwen3-14B with
     # room to think (1024 tokens, the evaluation's budget), 6 rows of up to 1024 completion tokens
     # per pass, generation by trl's colocated vLLM on a GPU
-    grpo_recipe: Mapping[str, object] = field(default_factory=lambda: {
-        "model": "qwen3-14b", "max_new_tokens": 1024, "micro_batch": 6, "generation": "vllm"})
+    grpo_recipe: Mapping[str, object] = field(
+        default_factory=lambda: {"model": "qwen3-14b", "max_new_tokens": 1024, "micro_batch": 6, "generation": "vllm"}
+    )
     grpo_seed: int = 0  # the training run's seed
-    grpo_control_episodes: int = 30  # held-out episodes per side of the positive control's test, at the recipe's N [ours]
+    grpo_control_episodes: int = (
+        30  # held-out episodes per side of the positive control's test, at the recipe's N [ours]
+    )
     grpo_val_episodes: int = 30  # validation episodes per saved step (best_val) [ours]
     grpo_eval_ns: tuple[int, ...] = (5, 10, 15)  # the paper's evaluation grid
     grpo_eval_episodes: int = 30  # per cell, the paper's
@@ -82,6 +91,9 @@ class Profile:
     # -- paper B, notebooks 11-13 (defaults: the paper's sizes and models)
     bandit_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")
     bandit_backend: str = "vllm"
+    # [ours] vLLM's tensor parallelism per model: Gemma2 27B's weights are about 54 GB in bfloat16,
+    # which leaves one 80 GB GPU little room for the KV cache; 2 divides its attention heads
+    vllm_tensor_parallel: tuple[tuple[str, int], ...] = (("gemma2-27b", 2),)
     bandit_horizon: int = 50
     bandit_instances: int = 64  # baselines
     bandit_llm_instances: int = 64
@@ -128,88 +140,182 @@ class Profile:
     ttt_games: int = 100  # held-out games per adapter and cell [ours: the paper does not say]
     ttt_budgets: tuple[int, ...] = (16, 64, 256, 512)  # thinking budgets with CoT at evaluation (the paper's Fig. 9c)
 
+    def backend_options(self, backend: str, model: str) -> dict:
+        """What ``paperlib.backends.make_backend`` takes for ``model`` on ``backend`` beyond the
+        defaults: vLLM's ``tensor_parallel_size`` where :attr:`vllm_tensor_parallel` names the model."""
+        gpus = dict(self.vllm_tensor_parallel).get(model)
+        return {"tensor_parallel_size": gpus} if backend == "vllm" and gpus else {}
+
 
 PROFILES = {
-    "smoke": Profile(name="smoke", env_ns=(5,), env_episodes=4,
-                     # -- paper A, notebook 02
-                     gap_models=(("smollm2-135m", "hf"),), gap_policies=("no_action", "random", "waiter"),
-                     gap_ns=(3,), gap_episodes=2, gap_llm_episodes=2, gap_probe_episodes=1, gap_max_new_tokens=8,
-                     # -- paper B, notebooks 11-13
-                     bandit_models=("smollm2-135m",), bandit_backend="hf", bandit_horizon=6, bandit_instances=4,
-                     bandit_llm_instances=2, bandit_arms=(10,), bandit_llm_arms=(10,), bandit_noises=("low",),
-                     bandit_figure_decision="constrained", bandit_compare_models=("smollm2-135m",),
-                     bandit_compare_cot=(False,), bandit_sweep_models=(), bandit_cot_tokens=4,
-                     freq_models=("smollm2-135m",), freq_lengths=(2, 3), freq_repetitions=(0, 2, 4), freq_histories=1,
-                     kd_models=("smollm2-135m",), kd_instances=2, kd_horizon=4, kd_tokens=4,
-                     kd_decisions=("constrained",),
-                     lens_models=(("smollm2-135m", "hf"),), lens_ns=(3,), lens_episodes=2, lens_tokens=8,
-                     # -- paper A, notebooks 03-04
-                     grpo_recipe={"model": "smollm2-135m", "n": 3, "rounds": 2, "steps": 2, "groups": 1,
-                                  "group_size": 2, "max_new_tokens": 16},
-                     grpo_control_episodes=4, grpo_val_episodes=2, grpo_eval_ns=(3,), grpo_eval_episodes=3,
-                     # -- paper B, notebooks 14 and 15
-                     rlft_recipe={"model": "smollm2-135m", "updates": 2, "instances": 2, "pool": 8, "arms": 3,
-                                  "horizon": 3, "style": "no_cot", "max_new_tokens": 4},
-                     rlft_eval_instances=3, rlft_control_models=("smollm2-135m",),
-                     rlft_cot_ablation_tokens=4, explore_models=("smollm2-135m",), explore_instances=2,
-                     explore_horizon=4, explore_cot=False, explore_tokens=4,
-                     # -- paper B, notebook 16
-                     ttt_recipe={"model": "smollm2-135m", "updates": 2, "games": 2}, ttt_cot_runs=(False,),
-                     ttt_cot_micro_batch=0, ttt_no_cot_tokens=4, ttt_no_cot_micro_batch=0, ttt_games=2,
-                     ttt_budgets=(4,)),
-    "cpu": Profile(name="cpu",
-                   # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
-                   gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
-                   gap_probe_episodes=2,
-                   gap_free_only=("qwen2.5-coder-0.5b",),  # [ours: time] the model that writes calls, in the paper's protocol
-                   gap_max_batch=450,  # every philosopher of the 30 episodes at N = 15 in one forward pass
-                   gap_max_new_tokens=16,  # the longest call is 15 tokens up to its name's closing quote
-                   # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores
-                   bandit_models=("gemma3-270m", "smollm2-135m"), bandit_backend="hf", bandit_llm_instances=8,
-                   bandit_llm_arms=(10, 20), bandit_figure_decision="constrained", bandit_cot_tokens=8,
-                   # Qwen2.5-Coder writes a valid ACTION= itself: it plays paper B's free protocol
-                   bandit_compare_models=("gemma3-270m", "qwen2.5-coder-0.5b"), bandit_compare_cot=(False,),
-                   bandit_sweep_models=("gemma3-270m",), bandit_sweep_cot=(False,),
-                   freq_models=("gemma3-270m", "smollm2-135m", "qwen2.5-coder-0.5b"), freq_lengths=(2, 4, 6, 8, 10),
-                   freq_repetitions=tuple(range(0, 101, 10)), freq_histories=2,
-                   kd_models=("gemma3-270m",), kd_instances=4, kd_horizon=30, kd_tokens=16,
-                   kd_decisions=("constrained",),
-                   # the embedded model that writes calls, at N = 5 (the paper's training size)
-                   lens_models=(("qwen2.5-coder-0.5b", "hf"),), lens_ns=(5,),
-                   lens_tokens=64,  # [ours] the tag and the call take about 30 of Qwen's tokens
-                   # -- paper A, notebooks 03-04: Qwen2.5-Coder-0.5B, the embedded model that writes calls, at
-                   # the evaluation's budget (notebook 02) and prompt (notebook 02's probe chose rules-v1 for it);
-                   # 30 turn rows per pass [ours: memory] (a pass of 50 peaked at 15 GB), each feeding the shared
-                   # prompt once more, so the backward pass need not recompute the forward (no checkpointing)
-                   grpo_recipe={"model": "qwen2.5-coder-0.5b", "max_new_tokens": 16, "micro_batch": 30,
-                                "prompt": "rules-v1", "gradient_checkpointing": False},
-                   # [ours: time] validation on 10 episodes per step, not 30
-                   grpo_val_episodes=10,
-                   # -- paper B, notebook 14: Qwen2.5-Coder-0.5B, the embedded model that writes ACTION= itself
-                   # (a valid one in 55% of its no-CoT steps in notebook 11), in the paper's free protocol without
-                   # CoT, sized for 2 cores [ours: time] (the budget is updates x instances x horizon decisions of
-                   # 16 tokens), 20 decisions per pass [ours: memory]
-                   rlft_recipe={"model": "qwen2.5-coder-0.5b", "updates": 12, "instances": 8, "pool": 64, "arms": 5,
-                                "horizon": 10, "style": "no_cot", "max_new_tokens": 16, "micro_batch": 20},
-                   # [ours: time] 32 held-out instances per adapter, not 64
-                   rlft_eval_instances=32,
-                   # [ours] the harder control: Gemma 3 270M almost never writes a valid ACTION= (notebook 11)
-                   rlft_control_models=("gemma3-270m",),
-                   # [ours: time] the CoT ablation thinks in 64 tokens (paper 256): a CoT update costs several
-                   # no-CoT ones
-                   rlft_cot_ablation_tokens=64,
-                   # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
-                   # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
-                   explore_models=("qwen2.5-coder-0.5b",), explore_instances=8, explore_cot=False,
-                   explore_tokens=None,
-                   # -- paper B, notebook 16 [ours: time] Qwen2.5-Coder-0.5B against random play, 12 updates of
-                   # 16 games: the main RLFT run without CoT (16 tokens: Qwen writes ACTION= itself, 20 decisions
-                   # per pass), then the CoT ablation thinking in 64 tokens (paper 256; as notebook 14's), 10
-                   # decisions per pass [ours: memory] (a CoT update of the bandits at 20 peaked at 23 GB);
-                   # 30 held-out games per cell, thinking budgets up to 256 tokens
-                   ttt_recipe={"model": "qwen2.5-coder-0.5b", "updates": 12, "games": 16},
-                   ttt_cot_runs=(False, True), ttt_cot_tokens=64, ttt_cot_micro_batch=10, ttt_no_cot_micro_batch=20,
-                   ttt_games=30, ttt_budgets=(16, 64, 256)),
+    "smoke": Profile(
+        name="smoke",
+        env_ns=(5,),
+        env_episodes=4,
+        # -- paper A, notebook 02
+        gap_models=(("smollm2-135m", "hf"),),
+        gap_policies=("no_action", "random", "waiter"),
+        gap_ns=(3,),
+        gap_episodes=2,
+        gap_llm_episodes=2,
+        gap_probe_episodes=1,
+        gap_max_new_tokens=8,
+        # -- paper B, notebooks 11-13
+        bandit_models=("smollm2-135m",),
+        bandit_backend="hf",
+        bandit_horizon=6,
+        bandit_instances=4,
+        bandit_llm_instances=2,
+        bandit_arms=(10,),
+        bandit_llm_arms=(10,),
+        bandit_noises=("low",),
+        bandit_figure_decision="constrained",
+        bandit_compare_models=("smollm2-135m",),
+        bandit_compare_cot=(False,),
+        bandit_sweep_models=(),
+        bandit_cot_tokens=4,
+        freq_models=("smollm2-135m",),
+        freq_lengths=(2, 3),
+        freq_repetitions=(0, 2, 4),
+        freq_histories=1,
+        kd_models=("smollm2-135m",),
+        kd_instances=2,
+        kd_horizon=4,
+        kd_tokens=4,
+        kd_decisions=("constrained",),
+        lens_models=(("smollm2-135m", "hf"),),
+        lens_ns=(3,),
+        lens_episodes=2,
+        lens_tokens=8,
+        # -- paper A, notebooks 03-04
+        grpo_recipe={
+            "model": "smollm2-135m",
+            "n": 3,
+            "rounds": 2,
+            "steps": 2,
+            "groups": 1,
+            "group_size": 2,
+            "max_new_tokens": 16,
+        },
+        grpo_control_episodes=4,
+        grpo_val_episodes=2,
+        grpo_eval_ns=(3,),
+        grpo_eval_episodes=3,
+        # -- paper B, notebooks 14 and 15
+        rlft_recipe={
+            "model": "smollm2-135m",
+            "updates": 2,
+            "instances": 2,
+            "pool": 8,
+            "arms": 3,
+            "horizon": 3,
+            "style": "no_cot",
+            "max_new_tokens": 4,
+        },
+        rlft_eval_instances=3,
+        rlft_control_models=("smollm2-135m",),
+        rlft_cot_ablation_tokens=4,
+        explore_models=("smollm2-135m",),
+        explore_instances=2,
+        explore_horizon=4,
+        explore_cot=False,
+        explore_tokens=4,
+        # -- paper B, notebook 16
+        ttt_recipe={"model": "smollm2-135m", "updates": 2, "games": 2},
+        ttt_cot_runs=(False,),
+        ttt_cot_micro_batch=0,
+        ttt_no_cot_tokens=4,
+        ttt_no_cot_micro_batch=0,
+        ttt_games=2,
+        ttt_budgets=(4,),
+    ),
+    "cpu": Profile(
+        name="cpu",
+        # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
+        gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
+        gap_probe_episodes=2,
+        gap_free_only=("qwen2.5-coder-0.5b",),  # [ours: time] the model that writes calls, in the paper's protocol
+        gap_max_batch=450,  # every philosopher of the 30 episodes at N = 15 in one forward pass
+        gap_max_new_tokens=16,  # the longest call is 15 tokens up to its name's closing quote
+        # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores
+        bandit_models=("gemma3-270m", "smollm2-135m"),
+        bandit_backend="hf",
+        bandit_llm_instances=8,
+        bandit_llm_arms=(10, 20),
+        bandit_figure_decision="constrained",
+        bandit_cot_tokens=8,
+        # Qwen2.5-Coder writes a valid ACTION= itself: it plays paper B's free protocol
+        bandit_compare_models=("gemma3-270m", "qwen2.5-coder-0.5b"),
+        bandit_compare_cot=(False,),
+        bandit_sweep_models=("gemma3-270m",),
+        bandit_sweep_cot=(False,),
+        freq_models=("gemma3-270m", "smollm2-135m", "qwen2.5-coder-0.5b"),
+        freq_lengths=(2, 4, 6, 8, 10),
+        freq_repetitions=tuple(range(0, 101, 10)),
+        freq_histories=2,
+        kd_models=("gemma3-270m",),
+        kd_instances=4,
+        kd_horizon=30,
+        kd_tokens=16,
+        kd_decisions=("constrained",),
+        # the embedded model that writes calls, at N = 5 (the paper's training size)
+        lens_models=(("qwen2.5-coder-0.5b", "hf"),),
+        lens_ns=(5,),
+        lens_tokens=64,  # [ours] the tag and the call take about 30 of Qwen's tokens
+        # -- paper A, notebooks 03-04: Qwen2.5-Coder-0.5B, the embedded model that writes calls, at
+        # the evaluation's budget (notebook 02) and prompt (notebook 02's probe chose rules-v1 for it);
+        # 30 turn rows per pass [ours: memory] (a pass of 50 peaked at 15 GB), each feeding the shared
+        # prompt once more, so the backward pass need not recompute the forward (no checkpointing)
+        grpo_recipe={
+            "model": "qwen2.5-coder-0.5b",
+            "max_new_tokens": 16,
+            "micro_batch": 30,
+            "prompt": "rules-v1",
+            "gradient_checkpointing": False,
+        },
+        # [ours: time] validation on 10 episodes per step, not 30
+        grpo_val_episodes=10,
+        # -- paper B, notebook 14: Qwen2.5-Coder-0.5B, the embedded model that writes ACTION= itself
+        # (a valid one in 55% of its no-CoT steps in notebook 11), in the paper's free protocol without
+        # CoT, sized for 2 cores [ours: time] (the budget is updates x instances x horizon decisions of
+        # 16 tokens), 20 decisions per pass [ours: memory]
+        rlft_recipe={
+            "model": "qwen2.5-coder-0.5b",
+            "updates": 12,
+            "instances": 8,
+            "pool": 64,
+            "arms": 5,
+            "horizon": 10,
+            "style": "no_cot",
+            "max_new_tokens": 16,
+            "micro_batch": 20,
+        },
+        # [ours: time] 32 held-out instances per adapter, not 64
+        rlft_eval_instances=32,
+        # [ours] the harder control: Gemma 3 270M almost never writes a valid ACTION= (notebook 11)
+        rlft_control_models=("gemma3-270m",),
+        # [ours: time] the CoT ablation thinks in 64 tokens (paper 256): a CoT update costs several
+        # no-CoT ones
+        rlft_cot_ablation_tokens=64,
+        # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
+        # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
+        explore_models=("qwen2.5-coder-0.5b",),
+        explore_instances=8,
+        explore_cot=False,
+        explore_tokens=None,
+        # -- paper B, notebook 16 [ours: time] Qwen2.5-Coder-0.5B against random play, 12 updates of
+        # 16 games: the main RLFT run without CoT (16 tokens: Qwen writes ACTION= itself, 20 decisions
+        # per pass), then the CoT ablation thinking in 64 tokens (paper 256; as notebook 14's), 10
+        # decisions per pass [ours: memory] (a CoT update of the bandits at 20 peaked at 23 GB);
+        # 30 held-out games per cell, thinking budgets up to 256 tokens
+        ttt_recipe={"model": "qwen2.5-coder-0.5b", "updates": 12, "games": 16},
+        ttt_cot_runs=(False, True),
+        ttt_cot_tokens=64,
+        ttt_cot_micro_batch=10,
+        ttt_no_cot_micro_batch=20,
+        ttt_games=30,
+        ttt_budgets=(16, 64, 256),
+    ),
     "paper": Profile(name="paper"),
 }
 

@@ -170,3 +170,37 @@ def test_vllm_backend_without_vllm_says_how_to_install(monkeypatch):
     with pytest.raises(ImportError) as error:
         VLLMBackend("Qwen/Qwen3-8B")
     assert str(error.value) == "the vllm backend needs the vllm package on a CUDA machine: pip install vllm"
+
+
+def test_make_backend_passes_the_tensor_parallel_size_to_the_vllm_engine(monkeypatch):
+    from types import SimpleNamespace
+
+    from paperlib.backends import make_backend
+    from paperlib.models import resolve
+
+    engines = []
+
+    class Tokenizer:
+        def apply_chat_template(self, conversation, tools=None, tokenize=False, add_generation_prompt=True):
+            return "".join(m["content"] for m in conversation)
+
+    def llm(**kwargs):
+        engines.append(kwargs)
+        return SimpleNamespace(get_tokenizer=Tokenizer)
+
+    monkeypatch.setitem(sys.modules, "vllm", SimpleNamespace(LLM=llm))  # the engine's arguments, without a GPU
+    make_backend("vllm", "gemma2-27b", tensor_parallel_size=2, max_model_len=4096)
+    make_backend("vllm", "gemma2-2b")
+    source = resolve("gemma2-27b").source
+    assert engines == [
+        {"model": source, "tensor_parallel_size": 2, "max_model_len": 4096},
+        {"model": resolve("gemma2-2b").source, "tensor_parallel_size": 1},
+    ]
+
+
+def test_the_paper_profile_splits_the_27b_over_two_gpus_and_nothing_else():
+    from paperlib.profiles import get_profile
+
+    paper = get_profile("paper")
+    assert paper.backend_options("vllm", "gemma2-27b") == {"tensor_parallel_size": 2}
+    assert paper.backend_options("vllm", "gemma2-9b") == {} and paper.backend_options("hf", "gemma2-27b") == {}

@@ -12,7 +12,8 @@ def make_backend(kind: str, model: str, **options):
     """Build a backend for a registered model name (or hub id): ``hf``, ``openai`` or ``vllm``.
 
     ``openai`` sends the gateway's model name (``paperlib.models.gateway_model``);
-    ``vllm`` loads the model's hub id. ``options`` go to the backend's constructor.
+    ``vllm`` loads the model's hub id. ``options`` go to the backend's constructor, e.g.
+    ``make_backend("vllm", "gemma2-27b", tensor_parallel_size=2)`` splits one engine over two GPUs.
     """
     from paperlib.models import gateway_model, resolve
 

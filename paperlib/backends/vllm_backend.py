@@ -6,7 +6,7 @@ without it.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -17,6 +17,10 @@ NEEDS_VLLM = "the vllm backend needs the vllm package on a CUDA machine: pip ins
 
 class VLLMBackend:
     """``LocalBackend`` on ``vllm.LLM``; ``engine_kwargs`` go to ``LLM`` (dtype, max_model_len, ...).
+
+    ``tensor_parallel_size``: the GPUs one engine splits the model over (vLLM's tensor
+    parallelism, for a model larger than one GPU, e.g. Gemma2 27B); it must divide the
+    model's attention heads. Ignored with ``llm``, an engine already built.
 
     ``chat`` renders each conversation with the tokenizer's chat template and generates
     from it, so tool calls come back as the text the model writes. Prompts are sent as
@@ -29,14 +33,16 @@ class VLLMBackend:
     name = "vllm"
     capabilities = CAPABILITIES["vllm"]
 
-    def __init__(self, model: str, llm=None, **engine_kwargs):
+    def __init__(self, model: str, llm=None, tensor_parallel_size: int = 1, **engine_kwargs):
         try:
             import vllm
         except ImportError:
             raise ImportError(NEEDS_VLLM) from None
         self._vllm = vllm
         self.model = model
-        self.llm = llm if llm is not None else vllm.LLM(model=model, **engine_kwargs)  # ``llm``: a trainer's engine
+        if llm is None:
+            llm = vllm.LLM(model=model, tensor_parallel_size=tensor_parallel_size, **engine_kwargs)
+        self.llm = llm  # given: a trainer's engine
         self.tokenizer = self.llm.get_tokenizer()
         probe = [{"role": "user", "content": "u"}]
         self.supports_tools = "paperlib_probe_tool" in self.render(probe, tools=[PROBE_TOOL])
@@ -45,9 +51,7 @@ class VLLMBackend:
         return f"VLLMBackend(model={self.model!r})"
 
     def render(self, conversation: Conversation, *, tools: list[dict] | None = None) -> str:
-        return self.tokenizer.apply_chat_template(
-            conversation, tools=tools, tokenize=False, add_generation_prompt=True
-        )
+        return self.tokenizer.apply_chat_template(conversation, tools=tools, tokenize=False, add_generation_prompt=True)
 
     def chat(
         self,
@@ -60,9 +64,7 @@ class VLLMBackend:
         stop: Sequence[str] | None = None,
     ) -> list[Completion]:
         prompts = [self.render(conversation, tools=tools) for conversation in conversations]
-        return self.generate(
-            prompts, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, stop=stop
-        )
+        return self.generate(prompts, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, stop=stop)
 
     def generate(
         self,
@@ -75,9 +77,7 @@ class VLLMBackend:
     ) -> list[Completion]:
         stop = list(stop) if stop else None
         params = [
-            self._vllm.SamplingParams(
-                temperature=temperature, max_tokens=max_new_tokens, seed=seed + i, stop=stop
-            )
+            self._vllm.SamplingParams(temperature=temperature, max_tokens=max_new_tokens, seed=seed + i, stop=stop)
             for i in range(len(prompts))
         ]
         inputs = [{"prompt_token_ids": self.encode(prompt)} for prompt in prompts]

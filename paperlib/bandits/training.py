@@ -101,43 +101,65 @@ class BanditSettings(RLFTSettings):
         self.spec  # noqa: B018 (BanditSpec refuses bad arms, horizon, family or noise)
         at_least_one({"instances": self.instances})
         if self.instances > self.pool:
-            raise ValueError(f"an update draws {self.instances} instances from a pool of {self.pool}: "
-                             f"the pool must be at least as large")
+            raise ValueError(
+                f"an update draws {self.instances} instances from a pool of {self.pool}: "
+                f"the pool must be at least as large"
+            )
         if self.pool > HELD_OUT_SEEDS - POOL_SEEDS:
             raise ValueError(f"a pool of at most {HELD_OUT_SEEDS - POOL_SEEDS} instances, got {self.pool}")
         return self
 
-    def rollout(self, backend, update: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    def rollout(self, backend, update: int, share=list) -> tuple[pd.DataFrame, pd.DataFrame]:
         from paperlib.bandits.llm import LLMAgent
         from paperlib.bandits.runner import run_bandit
 
-        agent = LLMAgent(backend, style=self.style, decision="free", temperature=self.temperature,
-                         max_new_tokens=self.max_new_tokens, seed=self.sampling_seed(update))
-        return run_bandit(agent, self.spec, self.instances, seeds=self.update_seeds(update),
-                          labels={"update": update, "bonus": self.bonus})
+        seeds = share(self.update_seeds(update))  # this process's block (all of them, with one)
+        agent = LLMAgent(
+            backend,
+            style=self.style,
+            decision="free",
+            temperature=self.temperature,
+            max_new_tokens=self.max_new_tokens,
+            seed=self.sampling_seed(update),
+        )
+        return run_bandit(agent, self.spec, len(seeds), seeds=seeds, labels={"update": update, "bonus": self.bonus})
 
     def advantages(self, steps: pd.DataFrame, values=None) -> tuple[np.ndarray, None, dict]:
         advantages, returns, arrays = advantages_of(steps, self)
         episodes = steps.groupby("episode")
-        return advantages.reshape(-1), None, {
-            "bonus": self.bonus, "mean_return": float(returns[:, 0].mean()),
-            "reward_mean": float(arrays["reward"].mean()), "regret": float(episodes["regret"].last().mean()),
-            "coverage": float(episodes["coverage"].last().mean()), "invalid_rate": float(1 - arrays["valid"].mean())}
+        return (
+            advantages.reshape(-1),
+            None,
+            {
+                "bonus": self.bonus,
+                "mean_return": float(returns[:, 0].mean()),
+                "reward_mean": float(arrays["reward"].mean()),
+                "regret": float(episodes["regret"].last().mean()),
+                "coverage": float(episodes["coverage"].last().mean()),
+                "invalid_rate": float(1 - arrays["valid"].mean()),
+            },
+        )
 
     def sources(self) -> dict[str, str]:
         return {**super().sources(), **SOURCES}
 
     def derived(self) -> dict[str, str]:
         mean, std = reward_moments(NOISE_SIGMA[self.noise] if self.family == "gaussian" else 0.0, self.family)
-        return {"reward_normalisation": f"mean {mean:.3f}, std {std:.3f}", "baseline": "returns-to-go, undiscounted",
-                **super().derived()}
+        return {
+            "reward_normalisation": f"mean {mean:.3f}, std {std:.3f}",
+            "baseline": "returns-to-go, undiscounted",
+            **super().derived(),
+        }
 
 
 SOURCES = {
     "bonus": "paper (exploration bonus, +1 for an arm not yet tried; off unless asked)",
-    "instances": "paper (16 bandits per rollout)", "pool": "paper (a pool of 512 instances)",
+    "instances": "paper (16 bandits per rollout)",
+    "pool": "paper (a pool of 512 instances)",
     "arms": "ours: notebook 11's main setting (the paper trains and shows 5, 10 and 20 arms)",
-    "horizon": "paper (50 steps)", "family": "ours: notebook 11's main setting", "noise": "ours: the low noise level",
+    "horizon": "paper (50 steps)",
+    "family": "ours: notebook 11's main setting",
+    "noise": "ours: the low noise level",
     "style": "paper (RLFT on the model's chain of thought)",
     "reward_normalisation": "ours: one reward's moments under the prior, fixed (paperlib.bandits.training.reward_moments)",
     "baseline": "paper (Monte-Carlo returns-to-go), minus the batch's mean at each step (ours)",
@@ -165,11 +187,15 @@ def step_arrays(steps: pd.DataFrame, instances: int, horizon: int) -> dict[str, 
     ordered = steps.sort_values(["episode", "turn"])
     if len(ordered) != instances * horizon:
         raise ValueError(f"expected {instances} x {horizon} step rows, got {len(ordered)}")
-    return {name: ordered[name].to_numpy().reshape(instances, horizon)
-            for name in ("reward", "valid", "action", "regret", "coverage")}
+    return {
+        name: ordered[name].to_numpy().reshape(instances, horizon)
+        for name in ("reward", "valid", "action", "regret", "coverage")
+    }
 
 
-def advantages_of(steps: pd.DataFrame, settings: BanditSettings) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+def advantages_of(
+    steps: pd.DataFrame, settings: BanditSettings
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """(advantage per step, shaped return-to-go per step, the arrays), episodes x steps."""
     from paperlib.training.rlft import objective
 
@@ -177,15 +203,23 @@ def advantages_of(steps: pd.DataFrame, settings: BanditSettings) -> tuple[np.nda
     arrays = step_arrays(steps, s.instances, s.horizon)
     mask = np.ones(arrays["reward"].shape, dtype=bool)
     mean, scale = reward_moments(spec.sigma, spec.family)
-    shaped = objective.shaped_rewards(arrays["reward"].astype(float), arrays["valid"].astype(bool), mask, mean=mean,
-                                      scale=scale, actions=arrays["action"] if s.bonus else None, penalty=s.penalty)
+    shaped = objective.shaped_rewards(
+        arrays["reward"].astype(float),
+        arrays["valid"].astype(bool),
+        mask,
+        mean=mean,
+        scale=scale,
+        actions=arrays["action"] if s.bonus else None,
+        penalty=s.penalty,
+    )
     advantages, returns = objective.mc_advantages(shaped, mask)
     return advantages, returns, arrays
 
 
 # -- after training -------------------------------------------------------------------------------
-def evaluate_adapters(out, adapters: dict, instances: int, rollouts_dir=None, progress: bool = True
-                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def evaluate_adapters(
+    out, adapters: dict, instances: int, rollouts_dir=None, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Held-out bandits under each of ``adapters`` (label -> a saved update, or None for the base
     model): ``instances`` instances with seeds ``HELD_OUT_SEEDS + i``, the same for every
     adapter, at the run's evaluation temperature (the paper's 0), arms, horizon and prompt.
@@ -198,16 +232,24 @@ def evaluate_adapters(out, adapters: dict, instances: int, rollouts_dir=None, pr
     s = BanditSettings.of_run(out)
 
     def play(backend, _cell, labels, _store):
-        agent = LLMAgent(backend, style=s.style, decision="free", temperature=s.eval_temperature,
-                         max_new_tokens=s.max_new_tokens, seed=s.seed)
-        return run_bandit(agent, s.spec, instances, seed=HELD_OUT_SEEDS, labels={**labels, "bonus": s.bonus},
-                          progress=progress)
+        agent = LLMAgent(
+            backend,
+            style=s.style,
+            decision="free",
+            temperature=s.eval_temperature,
+            max_new_tokens=s.max_new_tokens,
+            seed=s.seed,
+        )
+        return run_bandit(
+            agent, s.spec, instances, seed=HELD_OUT_SEEDS, labels={**labels, "bonus": s.bonus}, progress=progress
+        )
 
     return play_adapters(out, adapters, {"": None}, rollouts_dir, play, size=instances, max_batch=instances)
 
 
-def train_and_evaluate(settings: BanditSettings, out, instances: int, progress: bool = True
-                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def train_and_evaluate(
+    settings: BanditSettings, out, instances: int, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Train ``settings`` in ``out`` (resuming what it holds), then play the base model (``base``)
     and the last adapter (``RLFT``) on ``instances`` held-out instances: (the training log, the
     held-out episodes). Notebook 14's runs beside its main recipe (the harder control, the CoT
@@ -225,11 +267,20 @@ def references(settings: BanditSettings, instances: int, agents=("ucb", "random"
     from paperlib.bandits.baselines import BASELINES
     from paperlib.bandits.runner import run_bandit
 
-    played = [run_bandit(BASELINES[name](), settings.spec, instances, seed=HELD_OUT_SEEDS,
-                         labels={"adapter": name, "update": 0, "adapter_hash": "", "bonus": False})
-              for name in agents]
-    return (pd.concat([e for e, _ in played], ignore_index=True),
-            pd.concat([s.assign(adapter=e["adapter"].iloc[0]) for e, s in played], ignore_index=True))
+    played = [
+        run_bandit(
+            BASELINES[name](),
+            settings.spec,
+            instances,
+            seed=HELD_OUT_SEEDS,
+            labels={"adapter": name, "update": 0, "adapter_hash": "", "bonus": False},
+        )
+        for name in agents
+    ]
+    return (
+        pd.concat([e for e, _ in played], ignore_index=True),
+        pd.concat([s.assign(adapter=e["adapter"].iloc[0]) for e, s in played], ignore_index=True),
+    )
 
 
 def frequency_bias_after(out, adapters: dict, profile, directory) -> dict[str, pd.DataFrame]:
@@ -250,8 +301,9 @@ def frequency_bias_after(out, adapters: dict, profile, directory) -> dict[str, p
     results = {}
     for label, _, model, tokenizer, _ in each_adapter(RunDir(out), s.model, adapters):
         backend = HFBackend(s.model, lm=model, tokenizer=tokenizer)
-        results |= experiments.frequency_bias_results(replace(profile, freq_models=(label,)),
-                                                      lambda _, backend=backend: backend, directory)
+        results |= experiments.frequency_bias_results(
+            replace(profile, freq_models=(label,)), lambda _, backend=backend: backend, directory
+        )
     return results
 
 
@@ -262,5 +314,6 @@ def before_after(episodes: pd.DataFrame, metrics=METRICS, base: str = "base", wi
     """One row per adapter (x ``within`` cell) x metric on held-out bandits
     (``paperlib.training.compare.before_after``), the invalid-action share being invalid steps
     over the horizon."""
-    return compare.before_after(episodes.assign(invalid_share=episodes["invalid_steps"] / episodes["horizon"]),
-                                metrics, base, within)
+    return compare.before_after(
+        episodes.assign(invalid_share=episodes["invalid_steps"] / episodes["horizon"]), metrics, base, within
+    )

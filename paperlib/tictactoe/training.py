@@ -80,42 +80,67 @@ class TicTacToeSettings(RLFTSettings):
             raise ValueError(f"unknown opponent {self.opponent!r}; choose one of {', '.join(OPPONENTS)}")
         at_least_one({"games": self.games})
         if self.updates * self.games > TRAIN_STRIDE:
-            raise ValueError(f"{self.updates} updates of {self.games} games exceed the {TRAIN_STRIDE} training games "
-                             "a run seed has")
+            raise ValueError(
+                f"{self.updates} updates of {self.games} games exceed the {TRAIN_STRIDE} training games a run seed has"
+            )
         return self
 
-    def rollout(self, backend, update: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    def rollout(self, backend, update: int, share=list) -> tuple[pd.DataFrame, pd.DataFrame]:
         from paperlib.tictactoe.llm import LLMAgent
         from paperlib.tictactoe.runner import run_games
 
-        agent = LLMAgent(backend, cot=self.cot, decision="free", temperature=self.temperature,
-                         max_new_tokens=self.max_new_tokens, seed=self.sampling_seed(update))
-        return run_games(agent, self.opponent, self.games, self.game_seed(update), self.legal_in_prompt,
-                         labels={"update": update})
+        games = share(list(range(self.games)))  # this process's block (all of them, with one)
+        agent = LLMAgent(
+            backend,
+            cot=self.cot,
+            decision="free",
+            temperature=self.temperature,
+            max_new_tokens=self.max_new_tokens,
+            seed=self.sampling_seed(update),
+        )
+        return run_games(
+            agent,
+            self.opponent,
+            len(games),
+            self.game_seed(update) + games[0],
+            self.legal_in_prompt,
+            labels={"update": update},
+        )
 
     def advantages(self, steps: pd.DataFrame, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
         advantages, targets, arrays = advantages_of(steps, values, self)
         mask = arrays["mask"]
         returns = arrays["reward"].sum(axis=1)
-        return advantages[mask], targets[mask], {
-            "mean_return": float(returns.mean()), "wins": float((returns > 0).mean()),
-            "losses": float((returns < 0).mean()), "invalid_rate": float(1 - arrays["valid"][mask].mean()),
-            "value_mean": float(values.mean())}
+        return (
+            advantages[mask],
+            targets[mask],
+            {
+                "mean_return": float(returns.mean()),
+                "wins": float((returns > 0).mean()),
+                "losses": float((returns < 0).mean()),
+                "invalid_rate": float(1 - arrays["valid"][mask].mean()),
+                "value_mean": float(values.mean()),
+            },
+        )
 
     def sources(self) -> dict[str, str]:
         return {**super().sources(), **SOURCES}
 
     def derived(self) -> dict[str, str]:
-        return {"reward": f"+1 / 0 / -1, {self.penalty:g} if invalid", "baseline": "value head, GAE",
-                "gae": f"gamma {GAE_GAMMA:g}, lambda {GAE_LAMBDA:g}", "value_head": f"value loss weight {VALUE_COEF:g}",
-                **super().derived()}
+        return {
+            "reward": f"+1 / 0 / -1, {self.penalty:g} if invalid",
+            "baseline": "value head, GAE",
+            "gae": f"gamma {GAE_GAMMA:g}, lambda {GAE_LAMBDA:g}",
+            "value_head": f"value loss weight {VALUE_COEF:g}",
+            **super().derived(),
+        }
 
 
 SOURCES = {
     "updates": "ours: the budget of this profile (the paper does not give tic-tac-toe's)",
     "max_new_tokens": "paper (256 with CoT, 16 without)",
     "opponent": "ours: the paper trains against its opponents and reports after RLFT against random and MCTS; "
-                "one run trains against one",
+    "one run trains against one",
     "games": "ours: the bandits' 16 episodes per rollout (the paper gives no tic-tac-toe batch)",
     "cot": "paper (RLFT on the model's chain of thought; without it is its ablation)",
     "legal_in_prompt": "paper (legal actions listed by default)",
@@ -123,7 +148,7 @@ SOURCES = {
     "baseline": "paper (a value head with GAE)",
     "gae": "ours: gamma and lambda (paperlib.training.rlft)",
     "value_head": "ours: linear on the last hidden state at the prompt's last token, zero-initialised, "
-                  "trained with the adapter (a shared trunk)",
+    "trained with the adapter (a shared trunk)",
 }
 
 
@@ -137,10 +162,16 @@ def recipe(profile: str, cot: bool | None = None, **overrides) -> TicTacToeSetti
 
     chosen = get_profile(profile)
     cot = chosen.ttt_cot_runs[0] if cot is None else cot
-    tokens, micro_batch = ((chosen.ttt_cot_tokens, chosen.ttt_cot_micro_batch) if cot else
-                           (chosen.ttt_no_cot_tokens, chosen.ttt_no_cot_micro_batch))
-    return TicTacToeSettings.from_recipe(chosen.name, {**chosen.ttt_recipe, "cot": cot, "max_new_tokens": tokens,
-                                                       "micro_batch": micro_batch}, **overrides)
+    tokens, micro_batch = (
+        (chosen.ttt_cot_tokens, chosen.ttt_cot_micro_batch)
+        if cot
+        else (chosen.ttt_no_cot_tokens, chosen.ttt_no_cot_micro_batch)
+    )
+    return TicTacToeSettings.from_recipe(
+        chosen.name,
+        {**chosen.ttt_recipe, "cot": cot, "max_new_tokens": tokens, "micro_batch": micro_batch},
+        **overrides,
+    )
 
 
 def recipes(profile: str, seed: int) -> dict[str, TicTacToeSettings]:
@@ -160,22 +191,27 @@ def step_arrays(steps: pd.DataFrame, values: np.ndarray) -> dict[str, np.ndarray
     column = steps["turn"].to_numpy() - 1
     arrays = {"mask": np.zeros((index.max() + 1, MOVES), dtype=bool)}
     arrays["mask"][index, column] = True
-    for name, data in (("reward", steps["reward"].to_numpy(float)), ("valid", steps["valid"].to_numpy(bool)),
-                       ("value", np.asarray(values, dtype=float))):
+    for name, data in (
+        ("reward", steps["reward"].to_numpy(float)),
+        ("valid", steps["valid"].to_numpy(bool)),
+        ("value", np.asarray(values, dtype=float)),
+    ):
         arrays[name] = np.zeros(arrays["mask"].shape, dtype=data.dtype)
         arrays[name][index, column] = data
     return arrays
 
 
-def advantages_of(steps: pd.DataFrame, values: np.ndarray, settings: TicTacToeSettings
-                  ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+def advantages_of(
+    steps: pd.DataFrame, values: np.ndarray, settings: TicTacToeSettings
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """(advantage, value target, the arrays), games x moves: GAE on the shaped rewards."""
     from paperlib.training.rlft import objective
 
     arrays = step_arrays(steps, values)
     mean, scale = REWARD_MOMENTS
-    shaped = objective.shaped_rewards(arrays["reward"], arrays["valid"], arrays["mask"], mean=mean, scale=scale,
-                                      penalty=settings.penalty)
+    shaped = objective.shaped_rewards(
+        arrays["reward"], arrays["valid"], arrays["mask"], mean=mean, scale=scale, penalty=settings.penalty
+    )
     advantages, targets = objective.gae_advantages(shaped, arrays["value"], arrays["mask"])
     return advantages, targets, arrays
 
@@ -194,11 +230,14 @@ class Cell:
     def name(self, settings: TicTacToeSettings) -> str:
         cot = settings.cot if self.cot is None else self.cot
         tokens = self.max_new_tokens or settings.max_new_tokens
-        return f"{self.opponent}/{'legal' if self.legal_in_prompt else 'no_legal'}/{'cot' if cot else 'no_cot'}/{tokens}"
+        return (
+            f"{self.opponent}/{'legal' if self.legal_in_prompt else 'no_legal'}/{'cot' if cot else 'no_cot'}/{tokens}"
+        )
 
 
-def evaluate(out, adapters: dict, cells: list[Cell], games: int, rollouts_dir=None, progress: bool = True
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def evaluate(
+    out, adapters: dict, cells: list[Cell], games: int, rollouts_dir=None, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Held-out games under each of ``adapters`` (label -> a saved update, or None for the base
     model) in each of ``cells``: ``games`` games with seeds ``HELD_OUT_SEEDS + g``, the same for
     every adapter and cell, at the run's evaluation temperature. One store per label and cell
@@ -212,17 +251,25 @@ def evaluate(out, adapters: dict, cells: list[Cell], games: int, rollouts_dir=No
     s = TicTacToeSettings.of_run(out)
 
     def play(backend, cell, labels, _store):
-        agent = LLMAgent(backend, cot=s.cot if cell.cot is None else cell.cot, decision="free",
-                         temperature=s.eval_temperature, max_new_tokens=cell.max_new_tokens or s.max_new_tokens,
-                         seed=s.seed)
+        agent = LLMAgent(
+            backend,
+            cot=s.cot if cell.cot is None else cell.cot,
+            decision="free",
+            temperature=s.eval_temperature,
+            max_new_tokens=cell.max_new_tokens or s.max_new_tokens,
+            seed=s.seed,
+        )
         episodes, steps = run_games(agent, cell.opponent, games, HELD_OUT_SEEDS, cell.legal_in_prompt, labels=labels)
         if progress:
-            print(f"{labels['adapter']} against {labels['cell']}: mean return {episodes['return'].mean():.2f} "
-                  f"over {games} games")
+            print(
+                f"{labels['adapter']} against {labels['cell']}: mean return {episodes['return'].mean():.2f} "
+                f"over {games} games"
+            )
         return episodes, steps
 
-    return play_adapters(out, adapters, {cell.name(s): cell for cell in cells}, rollouts_dir, play, size=games,
-                         max_batch=games)
+    return play_adapters(
+        out, adapters, {cell.name(s): cell for cell in cells}, rollouts_dir, play, size=games, max_batch=games
+    )
 
 
 def references(settings: TicTacToeSettings, cells: list[Cell], games: int, agents=OPPONENTS) -> pd.DataFrame:
@@ -232,11 +279,19 @@ def references(settings: TicTacToeSettings, cells: list[Cell], games: int, agent
     from paperlib.tictactoe.agents import make_agent
     from paperlib.tictactoe.runner import run_games
 
-    played = {(name, opponent): run_games(make_agent(name), opponent, games, HELD_OUT_SEEDS)[0]
-              for name in agents for opponent in sorted({c.opponent for c in cells}, key=OPPONENTS.index)}
-    return pd.concat([played[name, cell.opponent].assign(adapter=name, update=0, adapter_hash="",
-                                                         cell=cell.name(settings))
-                      for name in agents for cell in cells], ignore_index=True)
+    played = {
+        (name, opponent): run_games(make_agent(name), opponent, games, HELD_OUT_SEEDS)[0]
+        for name in agents
+        for opponent in sorted({c.opponent for c in cells}, key=OPPONENTS.index)
+    }
+    return pd.concat(
+        [
+            played[name, cell.opponent].assign(adapter=name, update=0, adapter_hash="", cell=cell.name(settings))
+            for name in agents
+            for cell in cells
+        ],
+        ignore_index=True,
+    )
 
 
 METRICS = ("return", "invalid_share")

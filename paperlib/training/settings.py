@@ -82,8 +82,8 @@ class TrainerSettings:
         return {name: f"{row[name]:.2f}" for name in self.progress} | {"s": f"{row['seconds']:.0f}"}
 
     # -- what both trainers build from the settings
-    def base_model(self):
-        """The model to train, on the GPU if there is one, on the shared-prefix attention where
+    def base_model(self, device: str | None = None):
+        """The model to train, on ``device`` (default: the GPU if there is one), on the shared-prefix attention where
         :attr:`shared_prefix` asks for it and the kernel covers the model (else the plain forward
         pass): (model, tokenizer, device)."""
         import torch
@@ -91,7 +91,7 @@ class TrainerSettings:
         from paperlib.models import load_local
         from paperlib.training.shared_prefix import use_training_attention
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         lm, tokenizer = load_local(self.model, device)
         if self.shared_prefix:
             use_training_attention(lm)
@@ -101,8 +101,13 @@ class TrainerSettings:
         """peft's configuration of the LoRA adapter (no dropout)."""
         from peft import LoraConfig
 
-        return LoraConfig(r=self.lora_rank, lora_alpha=self.lora_alpha, target_modules=list(self.lora_targets),
-                          lora_dropout=0.0, task_type="CAUSAL_LM")
+        return LoraConfig(
+            r=self.lora_rank,
+            lora_alpha=self.lora_alpha,
+            target_modules=list(self.lora_targets),
+            lora_dropout=0.0,
+            task_type="CAUSAL_LM",
+        )
 
     # -- checks and records
     def check(self):
@@ -114,9 +119,11 @@ class TrainerSettings:
             raise ValueError(f"{self.model!r} is a gateway model: only local models (embedded or hub) can be trained")
         at_least_one({"lora_rank": self.lora_rank, "max_new_tokens": self.max_new_tokens, "seed + 1": self.seed + 1})
         if not self.temperature > 0:
-            raise ValueError(f"the training temperature must be positive, got {self.temperature}: the trainers learn "
-                             "from sampled completions (at 0 every episode of a group is the same, and PPO's ratio "
-                             "needs a sampling policy)")
+            raise ValueError(
+                f"the training temperature must be positive, got {self.temperature}: the trainers learn "
+                "from sampled completions (at 0 every episode of a group is the same, and PPO's ratio "
+                "needs a sampling policy)"
+            )
         if not self.learning_rate > 0 or not self.epsilon > 0:
             raise ValueError("learning_rate and epsilon must be positive")
         if self.beta < 0:

@@ -12,8 +12,10 @@ trainer's fields to :class:`~paperlib.training.settings.TrainerSettings`)::
     value_head  (class attribute)  whether its advantages need a value head
     episode_reward  (class attribute)  the episode rows' reward column (each trace's reward)
     sources(), derived()    where each setting comes from, for the settings table
-    rollout(backend, update) -> (episodes, steps)
-        update ``update``'s episodes (a function of the run seed and the update), played with
+    rollout(backend, update, share=list) -> (episodes, steps)
+        update ``update``'s episodes (a function of the run seed and the update), or the block of
+        them ``share`` gives this process (``share(items)``: all of them with one process;
+        numbered from 0 in the block), played with
         ``backend`` (the trainer's own model) by the game's LLM agent at the training
         temperature with :meth:`RLFTSettings.sampling_seed`; step rows in the decision core's
         columns (prompt, completion ids and log-probability, ...) with ``episode``, ``seed``,
@@ -44,6 +46,9 @@ Everything else is here, once:
    (:class:`~paperlib.training.checkpoints.RunDir`), and a killed run resumes from its last
    complete checkpoint to the same log. Every random choice is a function of (run seed,
    update): what is played, the sampling seed, the LoRA initialisation (run seed).
+
+Several processes (``torchrun`` or ``accelerate launch``) split each update's episodes and
+micro-batches and sum the gradients; the main process writes: :mod:`paperlib.training.distributed`.
 """
 
 from __future__ import annotations
@@ -85,11 +90,10 @@ class RLFTSettings(TrainerSettings):
     episode_reward = "reward"
     progress = ("invalid_rate",)
 
-    def rollout(self, backend, update: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    def rollout(self, backend, update: int, share=list) -> tuple[pd.DataFrame, pd.DataFrame]:
         raise NotImplementedError
 
-    def advantages(self, steps: pd.DataFrame, values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None,
-                                                                                   dict]:
+    def advantages(self, steps: pd.DataFrame, values: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None, dict]:
         raise NotImplementedError
 
     def sampling_seed(self, update: int) -> int:
@@ -112,16 +116,20 @@ class RLFTSettings(TrainerSettings):
 SOURCES = {
     "updates": "paper (coverage reported after 30K updates)",
     "max_new_tokens": "paper (256 CoT tokens)",
-    "temperature": "paper (1.0 in training)", "eval_temperature": "paper (0, greedy, on held-out instances)",
-    "epsilon": "paper (PPO's clip, 0.2)", "beta": "paper (KL penalty to the frozen model, 0.05)",
+    "temperature": "paper (1.0 in training)",
+    "eval_temperature": "paper (0, greedy, on held-out instances)",
+    "epsilon": "paper (PPO's clip, 0.2)",
+    "beta": "paper (KL penalty to the frozen model, 0.05)",
     "penalty": "paper (-5 for an output with no valid action)",
     "lora_rank": "ours: GRPO's rank (paper A); paper B tunes all weights and found LoRA insufficient",
-    "lora_alpha": "ours (twice the rank)", "lora_targets": "ours (the attention projections, as GRPO)",
+    "lora_alpha": "ours (twice the rank)",
+    "lora_targets": "ours (the attention projections, as GRPO)",
     "learning_rate": "ours: GRPO's, measured on its positive control (paper B's is for all weights)",
-    "max_grad_norm": "ours: trl's default", "ppo_epochs": "ours: one on-policy pass per batch",
+    "max_grad_norm": "ours: trl's default",
+    "ppo_epochs": "ours: one on-policy pass per batch",
     "micro_batch": "ours: memory (gradient accumulation over the batch)",
     "shared_prefix": "ours: the instructions every prompt shares fed once per micro-batch (the same log-probabilities "
-                     "and gradients, tested; paperlib.training.shared_prefix)",
+    "and gradients, tested; paperlib.training.shared_prefix)",
     "kl_estimator": "ours: k3, per token, in the loss (trl's GRPO penalty)",
 }
 
@@ -129,22 +137,27 @@ SOURCES = {
 def decisions(traces) -> tuple[list[list[int]], list[list[int]], list[float]]:
     """Every decision of ``traces`` (per seat, each in turn order): its prompt's token ids, its
     completion's, and the completion's log-probability when it was sampled."""
-    return ([prompt for t in traces for prompt in t.prompt_ids], [list(c) for t in traces for c in t.completion_ids],
-            [logprob for t in traces for logprob in t.completion_logprobs])
+    return (
+        [prompt for t in traces for prompt in t.prompt_ids],
+        [list(c) for t in traces for c in t.completion_ids],
+        [logprob for t in traces for logprob in t.completion_logprobs],
+    )
 
 
 class Trainer:
     """The model, its adapter (and value head), the optimiser and the backend of one run."""
 
-    def __init__(self, settings: RLFTSettings, run: RunDir):
+    def __init__(self, settings: RLFTSettings, run: RunDir, processes=None):
         import torch
         from peft import get_peft_model
 
         from paperlib.backends.hf import HFBackend
+        from paperlib.training.distributed import Processes
         from paperlib.training.rlft.objective import ValueHead
 
         self.settings, self.run = settings, run
-        lm, self.tokenizer, self.device = settings.base_model()
+        self.processes = processes or Processes()
+        lm, self.tokenizer, self.device = settings.base_model(self.processes.device)
         torch.manual_seed(settings.seed)  # the LoRA initialisation
         with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
             self.model = get_peft_model(lm, settings.lora_config())
@@ -156,9 +169,10 @@ class Trainer:
             torch.nn.init.zeros_(self.value_head.linear.weight)
             torch.nn.init.zeros_(self.value_head.linear.bias)
             params += list(self.value_head.parameters())
-        self.optimizer = torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=0.0)
-        self.backend = HFBackend(settings.model, lm=self.model, tokenizer=self.tokenizer,
-                                 max_batch=settings.batch_size)
+        self.optimizer = self.processes.accelerator.prepare_optimizer(
+            torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=0.0)
+        )
+        self.backend = HFBackend(settings.model, lm=self.model, tokenizer=self.tokenizer, max_batch=settings.batch_size)
 
     def adapter_hash(self) -> str:
         from peft import get_peft_model_state_dict
@@ -190,17 +204,20 @@ class Trainer:
 
     def _batches(self, prompts: list, completions: list) -> list[list[int]]:
         """The micro-batches of the decisions that have a completion (a decision with no token has
-        nothing to train), each of similar length."""
+        nothing to train), each of similar length (with several processes, each has one at least)."""
         rows = [i for i, ids in enumerate(completions) if len(ids)]
         rows.sort(key=lambda i: len(prompts[i]) + len(completions[i]))  # less padding per micro-batch
-        size = self.settings.micro_batch or len(rows) or 1
-        return [rows[i:i + size] for i in range(0, len(rows), size)]
+        return self.processes.micro_batches(rows, self.settings.micro_batch)
 
     def _tensors(self, prompts, completions, batch) -> dict:
         from paperlib.training.rlft import objective
 
-        return {k: v.to(self.device) for k, v in objective.pad_rows(
-            [prompts[i] for i in batch], [completions[i] for i in batch], self.tokenizer.pad_token_id).items()}
+        return {
+            k: v.to(self.device)
+            for k, v in objective.pad_rows(
+                [prompts[i] for i in batch], [completions[i] for i in batch], self.tokenizer.pad_token_id
+            ).items()
+        }
 
     def values(self, traces) -> np.ndarray:
         """The value head's V(s) of each decision of ``traces`` (its prompt's last hidden state),
@@ -213,11 +230,12 @@ class Trainer:
         values = np.zeros(len(prompts))
         self.model.eval()
         with torch.no_grad():
-            for batch in self._batches(prompts, completions):
+            batches = self._batches(prompts, completions)
+            for batch in (batches[b] for b in self.processes.mine(batches)):
                 tensors = self._tensors(prompts, completions, batch)
                 scored = objective.completion_logprobs(self.model, **tensors, states=True)
                 values[batch] = self.value_head(scored.states).float().cpu().numpy()
-        return values
+        return self.processes.sum_array(values)
 
     def update(self, traces, advantages: np.ndarray, targets: np.ndarray | None = None) -> dict[str, float]:
         """One optimiser step per PPO epoch on every decision of ``traces`` (with one advantage and,
@@ -239,42 +257,59 @@ class Trainer:
         gaps = []
         self.model.train()
         for epoch in range(s.ppo_epochs):
-            for b, batch in enumerate(batches):
+            for b, batch in ((b, batches[b]) for b in self.processes.mine(batches)):
                 tensors = self._tensors(prompts, completions, batch)
                 if epoch == 0:
                     started = time.perf_counter()
                     references[b] = objective.reference_logprobs(self.model, **tensors) if s.beta else None
                     seconds["reference"] += time.perf_counter() - started
                 started = time.perf_counter()
-                scored = objective.completion_logprobs(self.model, **tensors, entropies=True,
-                                                       states=self.value_head is not None)
+                scored = objective.completion_logprobs(
+                    self.model, **tensors, entropies=True, states=self.value_head is not None
+                )
                 if epoch == 0:
                     old[b] = scored.logprobs.detach()
                     gaps.append((old[b].sum(dim=1).cpu() - torch.tensor([recorded[i] for i in batch])).abs())
                 reference = references[b] if references[b] is not None else old[b]
                 critic = {}
                 if self.value_head is not None:
-                    critic = {"values": self.value_head(scored.states),
-                              "targets": torch.tensor(targets[batch], dtype=torch.float32, device=self.device),
-                              "rows": len(rows)}
+                    critic = {
+                        "values": self.value_head(scored.states),
+                        "targets": torch.tensor(targets[batch], dtype=torch.float32, device=self.device),
+                        "rows": len(rows),
+                    }
                 loss, batch_stats = objective.ppo_loss(
-                    scored.logprobs, old[b], reference,
+                    scored.logprobs,
+                    old[b],
+                    reference,
                     torch.tensor(advantages[batch], dtype=scored.logprobs.dtype, device=self.device),
-                    tensors["completion_mask"], epsilon=s.epsilon, beta=s.beta, entropies=scored.entropies,
-                    tokens=tokens, **critic)
+                    tensors["completion_mask"],
+                    epsilon=s.epsilon,
+                    beta=s.beta,
+                    entropies=scored.entropies,
+                    tokens=tokens,
+                    **critic,
+                )
                 loss.backward()
                 seconds["forward_backward"] += time.perf_counter() - started
                 if epoch == s.ppo_epochs - 1:  # the last epoch's statistics: token means over the batch
                     for name, value in {"loss": loss.item(), **batch_stats}.items():
                         stats[name] = stats.get(name, 0.0) + value
             params = [p for group in self.optimizer.param_groups for p in group["params"]]
+            self.processes.sum_gradients(params)
             grad_norm = float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm))
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
+        gaps, stats = self.processes.gather(gaps), self.processes.sum_stats(stats)
         gap = torch.cat(gaps).nan_to_num(nan=0.0) if gaps else torch.zeros(0)
-        return {**stats, "grad_norm": grad_norm, "decisions": len(rows), "completion_tokens": tokens,
-                "rollout_logprob_gap": float(gap.max()) if len(gap) else math.nan,
-                **{f"{name}_seconds": value for name, value in seconds.items()}}
+        return {
+            **stats,
+            "grad_norm": grad_norm,
+            "decisions": len(rows),
+            "completion_tokens": tokens,
+            "rollout_logprob_gap": float(gap.max()) if len(gap) else math.nan,
+            **{f"{name}_seconds": value for name, value in seconds.items()},
+        }
 
 
 def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: bool = True) -> pd.DataFrame:
@@ -283,24 +318,36 @@ def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: 
     from tqdm.auto import tqdm
 
     from paperlib.llm.traces import seat_traces
+    from paperlib.training.distributed import Processes
 
     settings.check()
+    processes = Processes()
+    processes.check(settings.batch_size)
     run = RunDir(out)
-    run.claim(settings.config())
-    done = run.rewind()
+
+    def claim():
+        run.claim(settings.config())
+        return run.rewind()
+
+    done = processes.from_main(claim)
     last = min(settings.updates, stop_after or settings.updates)
     if done >= last:
         return run.log()
-    trainer = Trainer(settings, run)
+    trainer = Trainer(settings, run, processes)
     if done:
         trainer.restore(done)
-    bar = tqdm(total=settings.updates, initial=done, desc=f"RLFT {settings.model}", unit="update",
-               disable=not progress)
+    bar = tqdm(
+        total=settings.updates,
+        initial=done,
+        desc=f"RLFT {settings.model}",
+        unit="update",
+        disable=not progress or not processes.main,
+    )
     for update in range(done + 1, last + 1):
         started = time.perf_counter()
         generating = trainer.adapter_hash()
         trainer.model.eval()
-        episodes, steps = settings.rollout(trainer.backend, update)
+        episodes, steps = processes.gather_rollout(*settings.rollout(trainer.backend, update, processes.share))
         rollout_seconds = time.perf_counter() - started
         steps = steps.sort_values(["episode", "turn"], ignore_index=True)
         traces = seat_traces(steps, episodes, trainer.backend.encode, reward=settings.episode_reward)
@@ -309,20 +356,33 @@ def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: 
         advantages, targets, rollout_stats = settings.advantages(steps, values)
         advantages_seconds = time.perf_counter() - advantages_started
         episodes = episodes.assign(adapter_hash=generating)
-        run.save_rollouts(update, episodes, steps.assign(update=update, adapter_hash=generating))
+        if processes.main:
+            run.save_rollouts(update, episodes, steps.assign(update=update, adapter_hash=generating))
         stats = trainer.update(traces, advantages, targets)
-        row = {"step": update, **settings.labels(), "rollout_adapter_hash": generating, **rollout_stats, **stats,
-               "adapter_hash": trainer.adapter_hash(), "rollout_seconds": rollout_seconds,
-               "advantages_seconds": advantages_seconds, "seconds": time.perf_counter() - started,
-               "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
-        run.append_log(row)
-        trainer.save(update)
+        row = {
+            "step": update,
+            **settings.labels(),
+            "world_size": processes.world_size,
+            "rollout_adapter_hash": generating,
+            **rollout_stats,
+            **stats,
+            "adapter_hash": processes.agree(trainer.adapter_hash(), f"the adapter after update {update}"),
+            "rollout_seconds": rollout_seconds,
+            "advantages_seconds": advantages_seconds,
+            "seconds": time.perf_counter() - started,
+            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        }
+        if processes.main:
+            run.append_log(row)
+            trainer.save(update)
         bar.set_postfix(settings.postfix(row))
         bar.update(1)
     bar.close()
     del trainer
+    processes.release()  # the accelerator's reference to the optimiser
     gc.collect()  # the trainer's model, optimiser and hooks hold reference cycles
     from paperlib.backends.hf import release_freed_memory  # here: a run refused above imports no backend
 
     release_freed_memory()  # what the updates peaked at, before an evaluation in this process
+    processes.wait()  # for the main process's last writes
     return run.log()
