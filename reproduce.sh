@@ -6,7 +6,8 @@
 #   ./reproduce.sh --profile smoke      a few minutes; `paper` needs GPUs / an API gateway
 #   ./reproduce.sh --only 01 02         only these notebooks
 #   ./reproduce.sh lab [ARGS]           JupyterLab on notebooks/ with the package's kernel (ARGS go to jupyter lab)
-#   ./reproduce.sh test                 set up .venv, then the test suite
+#   ./reproduce.sh test [PYTEST_ARGS]   set up .venv, then ruff (lint and format check) and the test suite;
+#                                       e.g. `test -m "not slow"` for the fast tests while working
 #
 # A run streams each notebook's output and progress, records in data/MANIFEST.json which
 # notebook, profile and commit made each data file, and ends with build/index.html, a page
@@ -20,14 +21,15 @@ profile=cpu
 only=()
 from_data=()
 lab_args=()
+test_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    test) action=test ;;
+    test) action=test; shift; test_args=("$@"); break ;;
     lab) action=lab; shift; lab_args=("$@"); break ;;
     --from-data) from_data=(--from-data) ;;
     --profile) profile="${2:?--profile needs a name: smoke, cpu or paper}"; shift ;;
     --only) shift; while [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; do only+=("$1"); shift; done; continue ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "reproduce.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -56,7 +58,9 @@ export PYTHONHASHSEED=0
 # the .venv's kernel spec first, so that no kernel the user installed elsewhere runs the notebooks
 export JUPYTER_PATH="$PWD/.venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
 if [ "$action" = test ]; then
-  exec .venv/bin/python -m pytest -q tests
+  .venv/bin/ruff check --quiet . || { echo "reproduce.sh: ruff check found problems (.venv/bin/ruff check --fix . mends most)" >&2; exit 1; }
+  .venv/bin/ruff format --check --quiet . || { echo "reproduce.sh: files need formatting: .venv/bin/ruff format ." >&2; exit 1; }
+  exec .venv/bin/python -m pytest -q ${test_args[@]+"${test_args[@]}"} tests
 fi
 if [ "$action" = lab ]; then
   exec .venv/bin/jupyter lab notebooks ${lab_args[@]+"${lab_args[@]}"}

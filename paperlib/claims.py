@@ -22,20 +22,20 @@ import pandas as pd
 from paperlib import paths
 
 COLUMNS = (
-    "claim",        # unique id: "<notebook number>:<reported>:<model>"
-    "paper",        # "A" or "B", as paper_reported.csv says
-    "reported",     # the id in paper_reported.csv; several joined by "/" when one number of ours answers them
-    "what",         # the quantity compared
-    "model",        # whose number ours is: the model or scripted policy, and its decision mode if it has one
+    "claim",  # unique id: "<notebook number>:<reported>:<model>"
+    "paper",  # "A" or "B", as paper_reported.csv says
+    "reported",  # the id in paper_reported.csv; several joined by "/" when one number of ours answers them
+    "what",  # the quantity compared
+    "model",  # whose number ours is: the model or scripted policy, and its decision mode if it has one
     "paper_value",  # the paper's number as it prints it (text: ranges, "not significant")
-    "ours",         # our number (NaN: no such run on this profile)
-    "ours_low",     # its interval, where there is one (else NaN)
+    "ours",  # our number (NaN: no such run on this profile)
+    "ours_low",  # its interval, where there is one (else NaN)
     "ours_high",
-    "effect_if",    # the paper's effect, as a test on our number
-    "verdict",      # one of VERDICTS, from the test's outcome (see verdict)
-    "note",         # what else a reader needs beside the number (a p-value, the other shares); may be empty
-    "notebook",     # the notebook that computed it
-    "source",       # the data it was computed from, relative to the data folder
+    "effect_if",  # the paper's effect, as a test on our number
+    "verdict",  # one of VERDICTS, from the test's outcome (see verdict)
+    "note",  # what else a reader needs beside the number (a p-value, the other shares); may be empty
+    "notebook",  # the notebook that computed it
+    "source",  # the data it was computed from, relative to the data folder
     "profile",
 )
 VERDICTS = ("supports", "contradicts", "cannot test")
@@ -65,13 +65,17 @@ def claims_table(rows: pd.DataFrame, notebook: str, profile: str) -> pd.DataFram
     table = rows.assign(
         claim=[f"{notebook[:2]}:{ids}:{model}" for ids, model in zip(rows["reported"], rows["model"])],
         verdict=[verdict(shown, ours) for shown, ours in zip(rows["shown"], rows["ours"])],
-        notebook=notebook, profile=profile)
+        notebook=notebook,
+        profile=profile,
+    )
     for column in ("paper_value", "ours_low", "ours_high", "note"):
         table[column] = table.get(column)  # None where not given
     reported = _check_cited(table, "claims table")
     table["paper"] = [reported.loc[ids.split("/")[0], "paper"] for ids in table["reported"]]
-    table["paper_value"] = [given if isinstance(given, str) else _printed(reported, ids)
-                            for given, ids in zip(table["paper_value"], table["reported"])]
+    table["paper_value"] = [
+        given if isinstance(given, str) else _printed(reported, ids)
+        for given, ids in zip(table["paper_value"], table["reported"])
+    ]
     table["note"] = table["note"].fillna("").astype(str)
     return check_claims(table[list(COLUMNS)].astype({"ours": float, "ours_low": float, "ours_high": float}))
 
@@ -79,8 +83,10 @@ def claims_table(rows: pd.DataFrame, notebook: str, profile: str) -> pd.DataFram
 def _printed(reported: pd.DataFrame, ids: str) -> str:
     """The paper's numbers of ``ids`` as text, each its value or its range low to high."""
     numbers = reported.loc[ids.split("/")]
-    return " / ".join(value if isinstance(value, str) else f"{low} to {high}"
-                      for value, low, high in zip(numbers["value"], numbers["low"], numbers["high"]))
+    return " / ".join(
+        value if isinstance(value, str) else f"{low} to {high}"
+        for value, low, high in zip(numbers["value"], numbers["low"], numbers["high"])
+    )
 
 
 def _check_cited(table: pd.DataFrame, where: str) -> pd.DataFrame:
@@ -133,14 +139,19 @@ def collect_claims(data_dir: str | os.PathLike) -> pd.DataFrame:
     data_dir = Path(data_dir)
     files = sorted(data_dir.glob(_FILES))
     if not files:
-        raise FileNotFoundError(f"no claims file ({_FILES}) under {paths.relative(data_dir)}: "
-                                "run the notebooks that compare with the papers first")
+        raise FileNotFoundError(
+            f"no claims file ({_FILES}) under {paths.relative(data_dir)}: "
+            "run the notebooks that compare with the papers first"
+        )
     table = pd.concat([read_claims(path) for path in files], ignore_index=True)
     profiles = table["profile"].unique()
-    table = pd.concat([table, unaddressed_claims(table, profiles[0] if len(profiles) == 1 else "mixed")],
-                      ignore_index=True)
-    table = check_claims(table.sort_values("paper", kind="stable", ignore_index=True),
-                         where=f"the claims under {paths.relative(data_dir)}")
+    table = pd.concat(
+        [table, unaddressed_claims(table, profiles[0] if len(profiles) == 1 else "mixed")], ignore_index=True
+    )
+    table = check_claims(
+        table.sort_values("paper", kind="stable", ignore_index=True),
+        where=f"the claims under {paths.relative(data_dir)}",
+    )
     table.to_csv(data_dir / COLLECTED, index=False, float_format="%.6g")
     return table
 
@@ -156,8 +167,18 @@ def unaddressed_claims(table: pd.DataFrame, profile: str) -> pd.DataFrame:
     lists every reported number."""
     reported = reported_numbers()
     missing = [id_ for id_ in reported.index if id_ not in addressed(table)]
-    rows = pd.DataFrame({"reported": missing, "what": [reported.loc[i, "claim"] for i in missing], "model": "none",
-                         "ours": float("nan"), "effect_if": "", "shown": pd.NA, "note": UNADDRESSED, "source": ""})
+    rows = pd.DataFrame(
+        {
+            "reported": missing,
+            "what": [reported.loc[i, "claim"] for i in missing],
+            "model": "none",
+            "ours": float("nan"),
+            "effect_if": "",
+            "shown": pd.NA,
+            "note": UNADDRESSED,
+            "source": "",
+        }
+    )
     return claims_table(rows, COLLECTOR, profile) if missing else pd.DataFrame(columns=list(COLUMNS))
 
 

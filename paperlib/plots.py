@@ -48,9 +48,7 @@ def reward_vs_meals(episodes, rewards=(("reward", "paper reward"), ("reward_shap
     # a small deterministic horizontal jitter so that coincident episodes stay visible
     jitter = episodes.assign(meals_jitter=episodes["meals_total"] + (episodes["seed"] % 7 - 3) * 0.04)
     for ax, (column, title) in zip(axes[0], rewards):
-        sns.scatterplot(
-            data=jitter, x="meals_jitter", y=column, hue="policy", style="n", alpha=0.7, ax=ax, s=28
-        )
+        sns.scatterplot(data=jitter, x="meals_jitter", y=column, hue="policy", style="n", alpha=0.7, ax=ax, s=28)
         ax.set(title=title, xlabel="meals in the episode", ylabel="episode reward", ylim=(-0.05, 1.08))
         ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
         if ax is not axes[0][-1]:
@@ -61,17 +59,27 @@ def reward_vs_meals(episodes, rewards=(("reward", "paper reward"), ("reward_shap
 
 # -- paper B, notebooks 11-13 ---------------------------------------------------------
 
+
 def _paper_line(ax, value, label, color="0.35"):
     ax.axhline(value, color=color, lw=1, ls="--")
-    ax.annotate(f"{PAPER}: {label}", (1.0, value), xycoords=("axes fraction", "data"), xytext=(-4, 3),
-                textcoords="offset points", ha="right", fontsize=7, color=color)
+    ax.annotate(
+        f"{PAPER}: {label}",
+        (1.0, value),
+        xycoords=("axes fraction", "data"),
+        xytext=(-4, 3),
+        textcoords="offset points",
+        ha="right",
+        fontsize=7,
+        color=color,
+    )
 
 
 def _lines(ax, data, y, order):
     """One line per ``label`` of ``data`` (mean over instances at every step), coloured and
     dashed after its place in ``order``, so a label looks the same in every panel."""
-    sns.lineplot(data=data, x="turn", y=y, hue="label", style="label", hue_order=order, style_order=order,
-                 errorbar=None, ax=ax)
+    sns.lineplot(
+        data=data, x="turn", y=y, hue="label", style="label", hue_order=order, style_order=order, errorbar=None, ax=ax
+    )
 
 
 def _legend_right(axes):
@@ -126,14 +134,16 @@ def noise_levels(steps, value="regret", ylabel="cumulative regret"):
 def free_vs_constrained(summary):
     """Final coverage and the share of valid actions per LLM configuration, free beside constrained."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, (column, label) in zip(axes, (("coverage", "action coverage after the last step"),
-                                          ("valid", "share of steps with a valid ACTION="))):
+    for ax, (column, label) in zip(
+        axes, (("coverage", "action coverage after the last step"), ("valid", "share of steps with a valid ACTION="))
+    ):
         sns.barplot(data=summary, x="label", y=column, hue="decision", errorbar=None, ax=ax)  # a bar is one run's mean
         ax.set(xlabel="", ylabel=label, ylim=(0, 1.05))
         ax.tick_params(axis="x", rotation=30, labelsize=7)
         ax.get_legend().remove()
-    axes[1].legend(*axes[0].get_legend_handles_labels(), title="decision", fontsize=8, loc="upper left",
-                   bbox_to_anchor=(1.02, 1))
+    axes[1].legend(
+        *axes[0].get_legend_handles_labels(), title="decision", fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1)
+    )
     return fig
 
 
@@ -170,6 +180,7 @@ def knowing_doing_matrices(matrices):
 
 # -- paper A, notebook 02 ----------------------------------------------------------------
 
+
 def _gap_label(model: str, decision: str) -> str:
     return model.removeprefix("policy:") if decision == "scripted" else f"{model} ({decision})"
 
@@ -181,42 +192,64 @@ def coordination_gap(table, paper):
     over models), labelled with their id in data/paper_reported.csv."""
     import pandas as pd
 
-    panels = (("reward", "mean reward", "reward"), ("deadlock_rate", "deadlock rate", "deadlock"), ("meals", "meals per episode", None))
+    panels = (
+        ("reward", "mean reward", "reward"),
+        ("deadlock_rate", "deadlock rate", "deadlock"),
+        ("meals", "meals per episode", None),
+    )
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     cells = table.assign(label=[_gap_label(m, d) for m, d in zip(table["model"], table["decision"])])
     ns = sorted(cells["n"].unique())
-    offsets = {label: (i - (cells["label"].nunique() - 1) / 2) * 0.08 for i, label in enumerate(cells["label"].unique())}
+    offsets = {
+        label: (i - (cells["label"].nunique() - 1) / 2) * 0.08 for i, label in enumerate(cells["label"].unique())
+    }
     beside = max(offsets.values()) + 0.35  # the paper's numbers stand right of ours
     # scripted baselines dark and dashed, every model line a colour of its own (the default
     # palette has 10, which eleven lines would repeat)
     scripted = set(cells.loc[cells["decision"] == "scripted", "label"])
     models = cells.loc[cells["decision"] != "scripted", "label"].unique()
-    colors = (dict(zip([label for label in cells["label"].unique() if label in scripted],
-                       sns.color_palette("dark", len(scripted))))
-              | dict(zip(models, sns.color_palette(n_colors=len(models)))))
+    colors = dict(
+        zip([label for label in cells["label"].unique() if label in scripted], sns.color_palette("dark", len(scripted)))
+    ) | dict(zip(models, sns.color_palette(n_colors=len(models))))
     for ax, (column, title, ci) in zip(axes, panels):
         for label, rows in cells.groupby("label", sort=False):
             x = rows["n"] + offsets[label]
-            err = None if ci is None else [(rows[column] - rows[f"{ci}_low"]).clip(lower=0),  # float noise
-                                           (rows[f"{ci}_high"] - rows[column]).clip(lower=0)]
+            err = (
+                None
+                if ci is None
+                else [
+                    (rows[column] - rows[f"{ci}_low"]).clip(lower=0),  # float noise
+                    (rows[f"{ci}_high"] - rows[column]).clip(lower=0),
+                ]
+            )
             style = dict(ls="--", alpha=0.75) if label in scripted else {}
-            ax.errorbar(x, rows[column], yerr=err, marker="o", ms=4, capsize=2, label=label, color=colors[label], **style)
+            ax.errorbar(
+                x, rows[column], yerr=err, marker="o", ms=4, capsize=2, label=label, color=colors[label], **style
+            )
         claims = {"reward": "mean reward", "deadlock_rate": "deadlock rate"}.get(column)
         if claims is not None and len(paper):
             for row in paper[paper["claim"].str.contains(claims)].itertuples():
                 if pd.notna(row.value):
                     ax.plot(row.n + beside, row.value, "kx", ms=8, mew=2, zorder=5)
-                    ax.annotate(row.id, (row.n + beside, row.value), xytext=(4, 2), textcoords="offset points", fontsize=7)
+                    ax.annotate(
+                        row.id, (row.n + beside, row.value), xytext=(4, 2), textcoords="offset points", fontsize=7
+                    )
                 else:
                     ax.vlines(row.n + beside, float(row.low), float(row.high), color="0.4", lw=4, alpha=0.6, zorder=4)
-                    ax.annotate(row.id, (row.n + beside, float(row.high)), xytext=(4, 3), textcoords="offset points",
-                                fontsize=7)
+                    ax.annotate(
+                        row.id, (row.n + beside, float(row.high)), xytext=(4, 3), textcoords="offset points", fontsize=7
+                    )
         ax.set(title=title, xlabel="philosophers N", xticks=ns)
     axes[0].set_ylim(-0.05, 1.08)
     axes[1].set_ylim(-0.05, 1.05)
     axes[2].legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
-    fig.text(0.01, -0.02, f"{PAPER}: black x = a reported value, grey bar = a reported range over models "
-             "(ids as in data/paper_reported.csv)", fontsize=8)
+    fig.text(
+        0.01,
+        -0.02,
+        f"{PAPER}: black x = a reported value, grey bar = a reported range over models "
+        "(ids as in data/paper_reported.csv)",
+        fontsize=8,
+    )
     fig.tight_layout()
     return fig
 
@@ -226,21 +259,33 @@ def no_call_reward(episodes):
     call (free-mode LLM episodes and the scripted ``no_action``); the paper's DeepSeek-R1-Distill
     (no call at all, reward 1.0 at every N, A13) as a black cross."""
     free = episodes[(episodes["decision"] == "free") | (episodes["policy"] == "no_action")]
-    data = free.assign(no_action_share=free["no_actions"] / (free["no_actions"] + free["actions_total"]),
-                       label=[_gap_label(m, d) for m, d in zip(free["model"], free["decision"])])
+    data = free.assign(
+        no_action_share=free["no_actions"] / (free["no_actions"] + free["actions_total"]),
+        label=[_gap_label(m, d) for m, d in zip(free["model"], free["decision"])],
+    )
     data["no_action_share"] += (data["seed"] % 7 - 3) * 0.004  # keep coincident episodes visible
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     sns.scatterplot(data=data, x="no_action_share", y="reward", hue="label", style="n", alpha=0.6, s=26, ax=ax)
     ax.plot(1.0, 1.0, "kx", ms=10, mew=2)
-    ax.annotate(f"{PAPER}: DeepSeek-R1-Distill (A13)", (1.0, 1.0), xytext=(-6, -14), textcoords="offset points",
-                ha="right", fontsize=8)
-    ax.set(xlabel="share of the episode's steps with no parseable call", ylabel="episode reward (paper's)",
-           ylim=(-0.05, 1.08))
+    ax.annotate(
+        f"{PAPER}: DeepSeek-R1-Distill (A13)",
+        (1.0, 1.0),
+        xytext=(-6, -14),
+        textcoords="offset points",
+        ha="right",
+        fontsize=8,
+    )
+    ax.set(
+        xlabel="share of the episode's steps with no parseable call",
+        ylabel="episode reward (paper's)",
+        ylim=(-0.05, 1.08),
+    )
     ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
     return fig
 
 
 # -- paper A, notebooks 03-04: GRPO ----------------------------------------------------------
+
 
 def grpo_training(log, runs, paper_peak=None, paper_saved=None):
     """One row of panels per run (``runs``: label -> the log's ``reward`` name): the training
@@ -259,18 +304,35 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
         for step, text in ((paper_peak, "paper's peak"), (paper_saved, "paper's saved step")):
             if step is not None:
                 ax.axvline(step, color="0.5", ls=":", lw=1)
-                ax.annotate(f"{PAPER}: {text}", (step, 1.0), xycoords=("data", "axes fraction"), rotation=90,
-                            xytext=(2, -4), textcoords="offset points", va="top", fontsize=7, color="0.4")
+                ax.annotate(
+                    f"{PAPER}: {text}",
+                    (step, 1.0),
+                    xycoords=("data", "axes fraction"),
+                    rotation=90,
+                    xytext=(2, -4),
+                    textcoords="offset points",
+                    va="top",
+                    fontsize=7,
+                    color="0.4",
+                )
         ax.set(title=f"{label}: training reward ({reward})", xlabel="step", ylabel="mean episode reward")
         ax.legend(fontsize=7)
-        components = run.melt(id_vars="step", value_vars=["r_nd_mean", "r_thru_mean", "r_fair_mean", "r_idle_mean"],
-                              var_name="component", value_name="mean")
+        components = run.melt(
+            id_vars="step",
+            value_vars=["r_nd_mean", "r_thru_mean", "r_fair_mean", "r_idle_mean"],
+            var_name="component",
+            value_name="mean",
+        )
         components["component"] = components["component"].str.removesuffix("_mean")
         sns.lineplot(data=components, x="step", y="mean", hue="component", marker="o", ms=3, ax=row[1])
         row[1].set(title=f"{label}: reward components", xlabel="step", ylabel="mean over the step's episodes")
         row[1].legend(fontsize=7)
-        rates = run.melt(id_vars="step", value_vars=["valid_call_rate", "invalid_action_rate", "valid_share_mean"],
-                         var_name="rate", value_name="value")
+        rates = run.melt(
+            id_vars="step",
+            value_vars=["valid_call_rate", "invalid_action_rate", "valid_share_mean"],
+            var_name="rate",
+            value_name="value",
+        )
         sns.lineplot(data=rates, x="step", y="value", hue="rate", marker="o", ms=3, ax=row[2])
         row[2].set(title=f"{label}: calls and actions", xlabel="step", ylabel="share", ylim=(-0.02, 1.02))
         row[2].legend(fontsize=7)
@@ -300,8 +362,12 @@ def reward_by_selection(episodes, column="reward", order=None):
 def rlft_training(log):
     """Per update of each RLFT run (``log``'s ``run`` column): the invalid-action rate, regret,
     coverage and KL to the base model on the update's training instances."""
-    panels = (("invalid_rate", "invalid-action rate"), ("regret", "final cumulative regret"),
-              ("coverage", "final coverage"), ("kl", "KL to the base model (per token)"))
+    panels = (
+        ("invalid_rate", "invalid-action rate"),
+        ("regret", "final cumulative regret"),
+        ("coverage", "final coverage"),
+        ("kl", "KL to the base model (per token)"),
+    )
     fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.4))
     for ax, (column, title) in zip(axes, panels):
         sns.lineplot(data=log, x="step", y=column, hue="run", marker="o", ms=3, ax=ax)
@@ -323,8 +389,13 @@ def rlft_held_out(steps, table):
     axes[0][2].axis("off")
     for ax, metric in zip(axes[1], ("regret", "coverage", "invalid_share")):
         cells = table[table["metric"] == metric]
-        ax.errorbar(cells["adapter"], cells["mean"], yerr=[cells["mean"] - cells["ci_low"],
-                                                          cells["ci_high"] - cells["mean"]], fmt="o", capsize=4)
+        ax.errorbar(
+            cells["adapter"],
+            cells["mean"],
+            yerr=[cells["mean"] - cells["ci_low"], cells["ci_high"] - cells["mean"]],
+            fmt="o",
+            capsize=4,
+        )
         ax.set(title=f"{metric} at the last step (95% CI)", xlabel="", ylabel=metric)
         ax.tick_params(axis="x", rotation=25)
     fig.tight_layout()
@@ -342,13 +413,26 @@ def exploration_mechanisms(table):
         for i, (model, rows) in enumerate(llm.groupby("model", sort=False)):
             rows = rows.set_index("exploration").loc[order]
             x = [j + 0.12 * i for j in range(len(order))]
-            ax.errorbar(x, rows[metric], yerr=[rows[metric] - rows[f"{metric}_low"],
-                                               rows[f"{metric}_high"] - rows[metric]],
-                        fmt="o", capsize=3, label=model)
+            ax.errorbar(
+                x,
+                rows[metric],
+                yerr=[rows[metric] - rows[f"{metric}_low"], rows[f"{metric}_high"] - rows[metric]],
+                fmt="o",
+                capsize=3,
+                label=model,
+            )
         for r in references.itertuples():
             ax.axhline(getattr(r, metric), color="0.55", lw=1, ls="--")
-            ax.annotate(r.exploration, (1.0, getattr(r, metric)), xycoords=("axes fraction", "data"), xytext=(-4, 3),
-                        textcoords="offset points", ha="right", fontsize=7, color="0.4")
+            ax.annotate(
+                r.exploration,
+                (1.0, getattr(r, metric)),
+                xycoords=("axes fraction", "data"),
+                xytext=(-4, 3),
+                textcoords="offset points",
+                ha="right",
+                fontsize=7,
+                color="0.4",
+            )
         ax.set_xticks(range(len(order)), order, rotation=30, ha="right")
         ax.set(title=f"final {metric}", ylabel=metric)
     axes[0].legend(fontsize=7)
@@ -365,30 +449,50 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
     import pandas as pd
 
     fig, axes = plt.subplots(1, 4, figsize=(18, 3.8))
-    for ax, (column, title) in zip(axes[:2], (("mean_return", "training return"),
-                                             ("invalid_rate", "training invalid-move rate"))):
+    for ax, (column, title) in zip(
+        axes[:2], (("mean_return", "training return"), ("invalid_rate", "training invalid-move rate"))
+    ):
         sns.lineplot(data=log, x="step", y=column, hue="run", marker="o", ms=3, ax=ax)
         ax.set(title=title, xlabel="update", ylabel=column)
         ax.legend(fontsize=7)
     ax = axes[2]
-    main = pd.concat([table[(table["metric"] == "return") & (table["run"] == run) & table["cell"].isin(cells)]
-                      for run, cells in main_cells.items()])
-    main = main.assign(opponent=main["cell"].str.split("/").str[0],
-                       label=[a if a not in ("base", "RLFT") else f"{a} ({r})" for a, r in zip(main["adapter"], main["run"])])
+    main = pd.concat(
+        [
+            table[(table["metric"] == "return") & (table["run"] == run) & table["cell"].isin(cells)]
+            for run, cells in main_cells.items()
+        ]
+    )
+    main = main.assign(
+        opponent=main["cell"].str.split("/").str[0],
+        label=[a if a not in ("base", "RLFT") else f"{a} ({r})" for a, r in zip(main["adapter"], main["run"])],
+    )
     opponents = list(dict.fromkeys(main["opponent"]))
     labels = list(dict.fromkeys(main["label"]))
     for i, label in enumerate(labels):
         rows = main[main["label"] == label].drop_duplicates("opponent").set_index("opponent").reindex(opponents)
         x = [j + 0.1 * (i - len(labels) / 2) for j in range(len(opponents))]
-        ax.errorbar(x, rows["mean"], yerr=[rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]],
-                    fmt="o", capsize=3, label=label)
+        ax.errorbar(
+            x,
+            rows["mean"],
+            yerr=[rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]],
+            fmt="o",
+            capsize=3,
+            label=label,
+        )
     paper = pd.to_numeric(reported.set_index("id")["value"], errors="coerce")
     for j, opponent in enumerate(opponents):
         for ids, marker in ((("B24", "B26"), "x"), (("B25", "B27"), "+")):
             value = {"random": paper[ids[0]], "mcts": paper[ids[1]]}.get(opponent)
             if value is not None:
-                ax.plot(j, value, marker=marker, color="black", ms=9, ls="none",
-                        label=f"paper 2B {'before' if marker == 'x' else 'after'} RLFT" if j == 0 else None)
+                ax.plot(
+                    j,
+                    value,
+                    marker=marker,
+                    color="black",
+                    ms=9,
+                    ls="none",
+                    label=f"paper 2B {'before' if marker == 'x' else 'after'} RLFT" if j == 0 else None,
+                )
     ax.set_xticks(range(len(opponents)), opponents)
     ax.set(title="held-out return (95% CI)", xlabel="opponent", ylabel="mean return", ylim=(-1.1, 1.1))
     ax.legend(fontsize=6)
@@ -399,8 +503,14 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
     budgets = budgets.assign(budget=budgets["cell"].map(tokens), label=budgets["adapter"] + " (" + budgets["run"] + ")")
     for label, rows in budgets.groupby("label", sort=False):
         rows = rows.sort_values("budget")
-        ax.errorbar(rows["budget"], rows["mean"], yerr=[rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]],
-                    fmt="o-", capsize=3, label=label)
+        ax.errorbar(
+            rows["budget"],
+            rows["mean"],
+            yerr=[rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]],
+            fmt="o-",
+            capsize=3,
+            label=label,
+        )
     ax.set_xscale("log", base=2)
     ax.legend(fontsize=7)
     ax.set(title="thinking budget, CoT, against random", xlabel="max new tokens", ylabel="mean return")

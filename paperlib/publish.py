@@ -53,119 +53,211 @@ class Config:
 
 
 CONFIGS: tuple[Config, ...] = (
-    Config("philosophers_scripted_episodes", "01_environment_and_reward",
-           "paper A: the reward analysis and its degenerate maximum (reported A18)",
-           "scripted policies at the dining table, one row per episode with every reward term",
-           files="01_scripted_episodes.parquet"),
-    Config("philosophers_llm_episodes", "02_coordination_gap",
-           "paper A: the main table and Figure 1 (reported A01-A08, A13)",
-           "LLM philosophers and scripted baselines, one row per episode with every reward term",
-           files="02_episodes.parquet"),
-    Config("philosophers_llm_steps", "02_coordination_gap",
-           "paper A: valid-call rates per prompt version and the no-call case",
-           "every philosopher's decision: raw completion, parsed action, valid flag, state after",
-           files="02_steps.parquet"),
-    Config("bandit_episodes", "11_bandit_greediness",
-           "paper B: Fig. 3, Fig. 16 and Fig. 19 (reported B01-B05)",
-           "LLM and classic-baseline bandit runs, one row per instance: regret, coverage, invalid steps",
-           store="11_bandit_runs", table="episodes"),
-    Config("bandit_steps", "11_bandit_greediness",
-           "paper B: Fig. 3, Fig. 16 and Fig. 19 (reported B01-B05)",
-           "every bandit step: arm, reward, regret and coverage so far, raw completion",
-           store="11_bandit_runs", table="steps"),
-    Config("frequency_bias", "12_frequency_bias",
-           "paper B: Fig. 4 and Fig. 15 (reported B06-B09, B18)",
-           "each model's action distribution after a history whose last action repeats 0-100 times",
-           store="12_frequency_bias_runs", table="episodes"),
-    Config("knowing_doing_episodes", "13_knowing_doing_gap",
-           "paper B: Fig. 5 (reported B10-B16)",
-           "bandit runs under the UCB (knowing-doing) prompt, one row per instance",
-           store="13_knowing_doing_runs", table="episodes"),
-    Config("knowing_doing_steps", "13_knowing_doing_gap",
-           "paper B: Fig. 5 (reported B10-B16)",
-           "every knowing-doing step: the completion with its UCB values, the arm scores, the action",
-           store="13_knowing_doing_runs", table="steps"),
-    Config("grpo_training_log", "03_grpo_training",
-           "paper A: the GRPO training curve, its peak and the saved step (reported A14, A15)",
-           "one row per GRPO step of the paper-reward run: reward and its terms, deadlocks, valid calls, KL, "
-           "seconds, the adapter's hash",
-           files="03_training_log.parquet"),
-    Config("grpo_positive_control_log", "03_grpo_training",
-           "ours: the GRPO trainer learning a reward the model can reach, before the null result",
-           "one row per GRPO step of the positive-control run (reward: the share of valid calls)",
-           files="03_positive_control.parquet"),
-    Config("grpo_validation", "04_grpo_null_result",
-           "paper A: the checkpoint-selection rules (ours: last, best on training, best on validation)",
-           "each saved adapter's mean reward on validation seeds",
-           files="04_validation.parquet"),
-    Config("grpo_eval_episodes", "04_grpo_null_result",
-           "paper A: base model against the GRPO adapter at each N (reported A05, A08-A12)",
-           "one row per held-out episode, for the base model and each selected adapter, with every reward term",
-           files="04_episodes.parquet"),
-    Config("table_knowing_doing_turns", "06_knowing_doing_at_the_table",
-           "ours: paper B's knowing-doing split (Fig. 5) at paper A's table",
-           "every philosopher's turn: its stated sensible tool, the rules' sensible set, the action and its class",
-           files="06_knowing_doing_turns.parquet"),
-    Config("rlft_training_log", "14_rlft_bandits",
-           "paper B: RLFT on the bandits, with and without the exploration bonus (Fig. 6, Fig. 7)",
-           "one row per RLFT update: return, regret, coverage, invalid share, KL, clip fraction, loss, seconds",
-           files="14_rlft_log.parquet"),
-    Config("rlft_held_out_episodes", "14_rlft_bandits",
-           "paper B: regret and coverage before and after RLFT (reported B17, B22, B23, B30)",
-           "held-out bandit runs of the base model, each RLFT adapter, UCB and random, one row per instance",
-           files="14_held_out_episodes.parquet"),
-    Config("rlft_held_out_steps", "14_rlft_bandits",
-           "paper B: regret and coverage before and after RLFT (reported B17, B22, B23, B30)",
-           "every held-out bandit step: arm, reward, regret and coverage so far, valid flag",
-           files="14_held_out_steps.parquet"),
-    Config("rlft_frequency_bias", "14_rlft_bandits",
-           "paper B: the frequency bias after RLFT (Fig. 18; reported B18-B21)",
-           "the base model's and each adapter's action distribution on notebook 12's cases",
-           store="14_frequency_bias_runs", table="episodes"),
-    Config("rlft_harder_control_log", "14_rlft_bandits",
-           "ours: RLFT's positive control on a model that rarely writes a valid action",
-           "one row per RLFT update of each such model: invalid share, return, KL, loss, seconds",
-           files="14_harder_control_log.parquet"),
-    Config("rlft_harder_control_episodes", "14_rlft_bandits",
-           "ours: RLFT's positive control on a model that rarely writes a valid action",
-           "held-out bandit runs of each such model before and after RLFT, one row per instance",
-           files="14_harder_control_episodes.parquet"),
-    Config("rlft_cot_ablation_log", "14_rlft_bandits",
-           "paper B: RLFT with and without CoT (Fig. 9b's ablation, on the bandits)",
-           "one row per RLFT update of the recipe with its CoT flipped",
-           files="14_cot_ablation_log.parquet"),
-    Config("rlft_cot_ablation_episodes", "14_rlft_bandits",
-           "paper B: RLFT with and without CoT (Fig. 9b's ablation, on the bandits)",
-           "held-out bandit runs of the base model and the adapter with the CoT flipped, one row per instance",
-           files="14_cot_ablation_episodes.parquet"),
-    Config("exploration_episodes", "15_exploration_mechanisms",
-           "paper B: the exploration mechanisms (Fig. 8)",
-           "bandit runs under each exploration mechanism, UCB and random, one row per instance",
-           store="15_exploration_runs", table="episodes"),
-    Config("exploration_steps", "15_exploration_mechanisms",
-           "paper B: the exploration mechanisms (Fig. 8)",
-           "every step of those runs, with which mechanism chose the arm (`chosen_by`)",
-           store="15_exploration_runs", table="steps"),
-    Config("tictactoe_rlft_log", "16_tictactoe",
-           "paper B: RLFT on tic-tac-toe with a value head and GAE (Fig. 9)",
-           "one row per update: training return, wins, losses, invalid moves, value loss, KL, loss, seconds",
-           files="16_rlft_log.parquet"),
-    Config("tictactoe_held_out_games", "16_tictactoe",
-           "paper B: returns before and after RLFT, without the legal moves, per thinking budget (reported B24-B28)",
-           "held-out games of the base model, each adapter and the scripted players, one row per game and cell",
-           files="16_held_out_games.parquet"),
-    Config("tictactoe_held_out_steps", "16_tictactoe",
-           "paper B: returns before and after RLFT (reported B24-B28)",
-           "every move of those games: board, proposed and played cell, valid flag, the opponent's reply, completion",
-           files="16_held_out_steps.parquet"),
-    Config("claims", "99_claims",
-           "both papers: every reported number beside ours, with a verdict",
-           "one row per claim: the paper's number, ours with its interval, the test, the verdict, the source",
-           files="claims.csv"),
-    Config("paper_reported", "",
-           "the papers' own numbers, drawn beside ours in every notebook",
-           "each number the two papers report that a notebook compares with, and where it is stated",
-           files="paper_reported.csv"),
+    Config(
+        "philosophers_scripted_episodes",
+        "01_environment_and_reward",
+        "paper A: the reward analysis and its degenerate maximum (reported A18)",
+        "scripted policies at the dining table, one row per episode with every reward term",
+        files="01_scripted_episodes.parquet",
+    ),
+    Config(
+        "philosophers_llm_episodes",
+        "02_coordination_gap",
+        "paper A: the main table and Figure 1 (reported A01-A08, A13)",
+        "LLM philosophers and scripted baselines, one row per episode with every reward term",
+        files="02_episodes.parquet",
+    ),
+    Config(
+        "philosophers_llm_steps",
+        "02_coordination_gap",
+        "paper A: valid-call rates per prompt version and the no-call case",
+        "every philosopher's decision: raw completion, parsed action, valid flag, state after",
+        files="02_steps.parquet",
+    ),
+    Config(
+        "bandit_episodes",
+        "11_bandit_greediness",
+        "paper B: Fig. 3, Fig. 16 and Fig. 19 (reported B01-B05)",
+        "LLM and classic-baseline bandit runs, one row per instance: regret, coverage, invalid steps",
+        store="11_bandit_runs",
+        table="episodes",
+    ),
+    Config(
+        "bandit_steps",
+        "11_bandit_greediness",
+        "paper B: Fig. 3, Fig. 16 and Fig. 19 (reported B01-B05)",
+        "every bandit step: arm, reward, regret and coverage so far, raw completion",
+        store="11_bandit_runs",
+        table="steps",
+    ),
+    Config(
+        "frequency_bias",
+        "12_frequency_bias",
+        "paper B: Fig. 4 and Fig. 15 (reported B06-B09, B18)",
+        "each model's action distribution after a history whose last action repeats 0-100 times",
+        store="12_frequency_bias_runs",
+        table="episodes",
+    ),
+    Config(
+        "knowing_doing_episodes",
+        "13_knowing_doing_gap",
+        "paper B: Fig. 5 (reported B10-B16)",
+        "bandit runs under the UCB (knowing-doing) prompt, one row per instance",
+        store="13_knowing_doing_runs",
+        table="episodes",
+    ),
+    Config(
+        "knowing_doing_steps",
+        "13_knowing_doing_gap",
+        "paper B: Fig. 5 (reported B10-B16)",
+        "every knowing-doing step: the completion with its UCB values, the arm scores, the action",
+        store="13_knowing_doing_runs",
+        table="steps",
+    ),
+    Config(
+        "grpo_training_log",
+        "03_grpo_training",
+        "paper A: the GRPO training curve, its peak and the saved step (reported A14, A15)",
+        "one row per GRPO step of the paper-reward run: reward and its terms, deadlocks, valid calls, KL, "
+        "seconds, the adapter's hash",
+        files="03_training_log.parquet",
+    ),
+    Config(
+        "grpo_positive_control_log",
+        "03_grpo_training",
+        "ours: the GRPO trainer learning a reward the model can reach, before the null result",
+        "one row per GRPO step of the positive-control run (reward: the share of valid calls)",
+        files="03_positive_control.parquet",
+    ),
+    Config(
+        "grpo_validation",
+        "04_grpo_null_result",
+        "paper A: the checkpoint-selection rules (ours: last, best on training, best on validation)",
+        "each saved adapter's mean reward on validation seeds",
+        files="04_validation.parquet",
+    ),
+    Config(
+        "grpo_eval_episodes",
+        "04_grpo_null_result",
+        "paper A: base model against the GRPO adapter at each N (reported A05, A08-A12)",
+        "one row per held-out episode, for the base model and each selected adapter, with every reward term",
+        files="04_episodes.parquet",
+    ),
+    Config(
+        "table_knowing_doing_turns",
+        "06_knowing_doing_at_the_table",
+        "ours: paper B's knowing-doing split (Fig. 5) at paper A's table",
+        "every philosopher's turn: its stated sensible tool, the rules' sensible set, the action and its class",
+        files="06_knowing_doing_turns.parquet",
+    ),
+    Config(
+        "rlft_training_log",
+        "14_rlft_bandits",
+        "paper B: RLFT on the bandits, with and without the exploration bonus (Fig. 6, Fig. 7)",
+        "one row per RLFT update: return, regret, coverage, invalid share, KL, clip fraction, loss, seconds",
+        files="14_rlft_log.parquet",
+    ),
+    Config(
+        "rlft_held_out_episodes",
+        "14_rlft_bandits",
+        "paper B: regret and coverage before and after RLFT (reported B17, B22, B23, B30)",
+        "held-out bandit runs of the base model, each RLFT adapter, UCB and random, one row per instance",
+        files="14_held_out_episodes.parquet",
+    ),
+    Config(
+        "rlft_held_out_steps",
+        "14_rlft_bandits",
+        "paper B: regret and coverage before and after RLFT (reported B17, B22, B23, B30)",
+        "every held-out bandit step: arm, reward, regret and coverage so far, valid flag",
+        files="14_held_out_steps.parquet",
+    ),
+    Config(
+        "rlft_frequency_bias",
+        "14_rlft_bandits",
+        "paper B: the frequency bias after RLFT (Fig. 18; reported B18-B21)",
+        "the base model's and each adapter's action distribution on notebook 12's cases",
+        store="14_frequency_bias_runs",
+        table="episodes",
+    ),
+    Config(
+        "rlft_harder_control_log",
+        "14_rlft_bandits",
+        "ours: RLFT's positive control on a model that rarely writes a valid action",
+        "one row per RLFT update of each such model: invalid share, return, KL, loss, seconds",
+        files="14_harder_control_log.parquet",
+    ),
+    Config(
+        "rlft_harder_control_episodes",
+        "14_rlft_bandits",
+        "ours: RLFT's positive control on a model that rarely writes a valid action",
+        "held-out bandit runs of each such model before and after RLFT, one row per instance",
+        files="14_harder_control_episodes.parquet",
+    ),
+    Config(
+        "rlft_cot_ablation_log",
+        "14_rlft_bandits",
+        "paper B: RLFT with and without CoT (Fig. 9b's ablation, on the bandits)",
+        "one row per RLFT update of the recipe with its CoT flipped",
+        files="14_cot_ablation_log.parquet",
+    ),
+    Config(
+        "rlft_cot_ablation_episodes",
+        "14_rlft_bandits",
+        "paper B: RLFT with and without CoT (Fig. 9b's ablation, on the bandits)",
+        "held-out bandit runs of the base model and the adapter with the CoT flipped, one row per instance",
+        files="14_cot_ablation_episodes.parquet",
+    ),
+    Config(
+        "exploration_episodes",
+        "15_exploration_mechanisms",
+        "paper B: the exploration mechanisms (Fig. 8)",
+        "bandit runs under each exploration mechanism, UCB and random, one row per instance",
+        store="15_exploration_runs",
+        table="episodes",
+    ),
+    Config(
+        "exploration_steps",
+        "15_exploration_mechanisms",
+        "paper B: the exploration mechanisms (Fig. 8)",
+        "every step of those runs, with which mechanism chose the arm (`chosen_by`)",
+        store="15_exploration_runs",
+        table="steps",
+    ),
+    Config(
+        "tictactoe_rlft_log",
+        "16_tictactoe",
+        "paper B: RLFT on tic-tac-toe with a value head and GAE (Fig. 9)",
+        "one row per update: training return, wins, losses, invalid moves, value loss, KL, loss, seconds",
+        files="16_rlft_log.parquet",
+    ),
+    Config(
+        "tictactoe_held_out_games",
+        "16_tictactoe",
+        "paper B: returns before and after RLFT, without the legal moves, per thinking budget (reported B24-B28)",
+        "held-out games of the base model, each adapter and the scripted players, one row per game and cell",
+        files="16_held_out_games.parquet",
+    ),
+    Config(
+        "tictactoe_held_out_steps",
+        "16_tictactoe",
+        "paper B: returns before and after RLFT (reported B24-B28)",
+        "every move of those games: board, proposed and played cell, valid flag, the opponent's reply, completion",
+        files="16_held_out_steps.parquet",
+    ),
+    Config(
+        "claims",
+        "99_claims",
+        "both papers: every reported number beside ours, with a verdict",
+        "one row per claim: the paper's number, ours with its interval, the test, the verdict, the source",
+        files="claims.csv",
+    ),
+    Config(
+        "paper_reported",
+        "",
+        "the papers' own numbers, drawn beside ours in every notebook",
+        "each number the two papers report that a notebook compares with, and where it is stated",
+        files="paper_reported.csv",
+    ),
 )
 
 # Choices the papers leave open, made by this package [ours]; the README lists them too.
@@ -184,13 +276,31 @@ RECONSTRUCTIONS = (
 
 LICENSE = "cc-by-4.0"
 PRETTY_NAME = "LLM agents at the dining table and at the bandit: rollouts"
-TAGS = ["llm-agents", "multi-agent", "dining-philosophers", "multi-armed-bandits", "reinforcement-learning",
-        "grpo", "reproducibility"]
+TAGS = [
+    "llm-agents",
+    "multi-agent",
+    "dining-philosophers",
+    "multi-armed-bandits",
+    "reinforcement-learning",
+    "grpo",
+    "reproducibility",
+]
 # Columns whose distinct values the card lists: how the rows were sampled.
-SETTINGS = ("profile", "backend", "decision", "decision_mode", "prompt_version", "prompt", "temperature",
-            "max_new_tokens", "cot", "mode")
-_REPO_ID = re.compile(r"(?!.*(--|\.\.))[A-Za-z0-9]([\w.-]{0,94}[A-Za-z0-9])?/[A-Za-z0-9]([\w.-]{0,94}[A-Za-z0-9])?",
-                      re.ASCII)
+SETTINGS = (
+    "profile",
+    "backend",
+    "decision",
+    "decision_mode",
+    "prompt_version",
+    "prompt",
+    "temperature",
+    "max_new_tokens",
+    "cot",
+    "mode",
+)
+_REPO_ID = re.compile(
+    r"(?!.*(--|\.\.))[A-Za-z0-9]([\w.-]{0,94}[A-Za-z0-9])?/[A-Za-z0-9]([\w.-]{0,94}[A-Za-z0-9])?", re.ASCII
+)
 _SPLIT_FILE = "train.parquet"
 
 
@@ -215,8 +325,9 @@ def read_config(config: Config, data_dir: Path) -> pd.DataFrame | None:
         found = sorted(data_dir.glob(config.files))
         if not found:
             return None
-        frame = pd.concat([pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path) for path in found],
-                          ignore_index=True)
+        frame = pd.concat(
+            [pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path) for path in found], ignore_index=True
+        )
     return None if frame.empty else frame
 
 
@@ -229,8 +340,13 @@ def code_version() -> str:
     return result.stdout.strip() if result.returncode == 0 else "unknown"
 
 
-def build_release(out_dir: str | os.PathLike, repo_id: str, data_dir: str | os.PathLike = paths.DATA,
-                  profile: str = "cpu", commit: str | None = None) -> Path:
+def build_release(
+    out_dir: str | os.PathLike,
+    repo_id: str,
+    data_dir: str | os.PathLike = paths.DATA,
+    profile: str = "cpu",
+    commit: str | None = None,
+) -> Path:
     """Write ``out_dir/<config>/train.parquet`` for every config with data, and ``out_dir/README.md``.
 
     A config whose files are missing is skipped and named in the card; none at all is an
@@ -285,8 +401,10 @@ def dataset_card(tables: dict[str, pd.DataFrame | None], repo_id: str, profile: 
         license=LICENSE,
         pretty_name=PRETTY_NAME,
         tags=TAGS,
-        configs=[{"config_name": c.name, "data_files": [{"split": "train", "path": f"{c.name}/{_SPLIT_FILE}"}]}
-                 for c in present],
+        configs=[
+            {"config_name": c.name, "data_files": [{"split": "train", "path": f"{c.name}/{_SPLIT_FILE}"}]}
+            for c in present
+        ],
     )
     return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{_card_body(tables, repo_id, profile, commit)}")
 
@@ -305,7 +423,7 @@ def _card_body(tables, repo_id: str, profile: str, commit: str) -> str:
         "",
         f"- Code version: `paperlib` at git commit `{commit}`",
         f"- Profile: `{profile}` (the size of every run; `smoke`, `cpu` or `paper`)",
-        f"- Load a config: `datasets.load_dataset(\"{repo_id}\", \"{present[0].name}\")`",
+        f'- Load a config: `datasets.load_dataset("{repo_id}", "{present[0].name}")`',
         "",
         "## Configs",
         "",
@@ -314,16 +432,22 @@ def _card_body(tables, repo_id: str, profile: str, commit: str) -> str:
     ]
     for config in present:
         notebook = f"`{config.notebook}`" if config.notebook else "typed in from the papers"
-        lines.append(f"| `{config.name}` | {len(tables[config.name])} | {notebook} | {config.reproduces} "
-                     f"| {config.description} |")
+        lines.append(
+            f"| `{config.name}` | {len(tables[config.name])} | {notebook} | {config.reproduces} "
+            f"| {config.description} |"
+        )
     if missing:
         lines += ["", "Not in this release (their files were missing when it was built):", ""]
         lines += [f"- `{c.name}`: no data at `{c.source}` (notebook `{c.notebook}`)" for c in missing]
     lines += ["", "## Models, seeds and sampling settings found in the data", ""]
     for config in present:
         lines += [f"### `{config.name}`", "", *_facts(tables[config.name]), ""]
-    lines += ["## Choices that are this package's own", "",
-              "The papers leave these open; `paperlib` marks them **[ours]** in its code and notebooks:", ""]
+    lines += [
+        "## Choices that are this package's own",
+        "",
+        "The papers leave these open; `paperlib` marks them **[ours]** in its code and notebooks:",
+        "",
+    ]
     lines += [f"- {choice}" for choice in RECONSTRUCTIONS]
     return "\n".join(lines) + "\n"
 
@@ -353,12 +477,23 @@ def _prompt_examples(frame: pd.DataFrame) -> list[str]:
     versions = frame.groupby("prompt_version", sort=True) if "prompt_version" in frame else [("", frame)]
     hashes = "each row names its prompt by `prompt_hash`; " if "prompt_hash" in frame else ""
     per_version = " per prompt version" if "prompt_version" in frame else ""
-    facts = [f"- `prompt`: {frame['prompt'].nunique()} distinct prompts (the rows' histories differ); "
-             f"{hashes}one example{per_version}:"]
+    facts = [
+        f"- `prompt`: {frame['prompt'].nunique()} distinct prompts (the rows' histories differ); "
+        f"{hashes}one example{per_version}:"
+    ]
     for version, rows in versions:
         label = f"`{version}`: " if version else ""
-        facts += ["", f"<details><summary>{label}{rows['prompt'].nunique()} distinct prompts, the first row's "
-                      "shown</summary>", "", "~~~~text", rows["prompt"].iloc[0], "~~~~", "", "</details>", ""]
+        facts += [
+            "",
+            f"<details><summary>{label}{rows['prompt'].nunique()} distinct prompts, the first row's shown</summary>",
+            "",
+            "~~~~text",
+            rows["prompt"].iloc[0],
+            "~~~~",
+            "",
+            "</details>",
+            "",
+        ]
     return facts
 
 
@@ -389,8 +524,12 @@ def upload_release(folder: str | os.PathLike, repo_id: str, private: bool = Fals
     api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=token)
     try:
         url = api.create_repo(repo_id, repo_type="dataset", exist_ok=True, private=private)
-        api.upload_folder(repo_id=repo_id, folder_path=folder, repo_type="dataset",
-                          commit_message="Release the rollouts (paperlib publish)")
+        api.upload_folder(
+            repo_id=repo_id,
+            folder_path=folder,
+            repo_type="dataset",
+            commit_message="Release the rollouts (paperlib publish)",
+        )
     except Exception as exc:  # HTTP errors, dropped connections, bad answers: all end the same way
         why = " ".join(_reason(exc).replace(token, "***").split()).rstrip(".")
         raise UploadError(f"upload to {repo_id} failed: {why}; the release is intact at {folder}") from None
@@ -437,8 +576,10 @@ def publish_command(args) -> int:
     if args.dry_run or not os.environ.get("HF_TOKEN"):
         again = f"paperlib publish --repo-id {args.repo_id} --profile {args.profile} --out {folder}"
         again += " --private" if args.private else ""
-        how = (f"To upload it, set HF_TOKEN to a token with write access and run `{again}`, or "
-               f"`hf upload {args.repo_id} {folder} --repo-type dataset`.")
+        how = (
+            f"To upload it, set HF_TOKEN to a token with write access and run `{again}`, or "
+            f"`hf upload {args.repo_id} {folder} --repo-type dataset`."
+        )
         if args.dry_run:
             print(f"not uploaded (--dry-run). {how}")
             return 0

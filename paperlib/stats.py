@@ -49,7 +49,6 @@ def welch(a, b) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
-
 def difference_p(a, b) -> tuple[float, str]:
     """Two-sided p of a difference in means between samples ``a`` and ``b``, and the test that
     gave it: Welch's t-test, or, where neither sample varies and they differ (Welch undefined;
@@ -63,14 +62,21 @@ def difference_p(a, b) -> tuple[float, str]:
         return float(_st.mannwhitneyu(a, b, alternative="two-sided").pvalue), "mann-whitney"
     return welch(a, b)[1], "welch"
 
+
 def against(treatment, control) -> dict:
     """``treatment`` against ``control``, the columns every before/after table gives: the
     difference of means, its p and the test that gave it (:func:`difference_p`), and Hedges' g
     with its 95% interval (:func:`hedges_g_ci`)."""
     p, test = difference_p(treatment, control)
     g, g_low, g_high = hedges_g_ci(treatment, control)
-    return {"difference": float(np.mean(treatment) - np.mean(control)), "p": p, "test": test, "g": g, "g_low": g_low,
-            "g_high": g_high}
+    return {
+        "difference": float(np.mean(treatment) - np.mean(control)),
+        "p": p,
+        "test": test,
+        "g": g,
+        "g_low": g_low,
+        "g_high": g_high,
+    }
 
 
 def hedges_g(treatment, control) -> float:

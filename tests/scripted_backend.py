@@ -27,8 +27,10 @@ class ScriptedBackend:
     def generate(self, prompts, **options):
         self.calls.append(("generate", list(prompts), options))
         out = [self.texts.pop(0) for _ in prompts]
-        return [Completion(t, [ord(c) for c in t], len(p), "stop", [-0.5] * len(t) if options.get("logprobs") else None)
-                for t, p in zip(out, prompts)]
+        return [
+            Completion(t, [ord(c) for c in t], len(p), "stop", [-0.5] * len(t) if options.get("logprobs") else None)
+            for t, p in zip(out, prompts)
+        ]
 
     def chat(self, conversations, **options):
         self.calls.append(("chat", list(conversations), options))

@@ -23,8 +23,11 @@ def test_every_profile_makes_distinct_runs(name):
     runs = experiments.greediness_runs(settings)
     assert len({run.id for run in runs}) == len(runs)
     llm = [run for run in runs if run.agent == "llm"]
-    assert {run.model for run in llm} == {*settings.bandit_models, *settings.bandit_compare_models,
-                                          *settings.bandit_sweep_models}
+    assert {run.model for run in llm} == {
+        *settings.bandit_models,
+        *settings.bandit_compare_models,
+        *settings.bandit_sweep_models,
+    }
     assert {run.decision for run in llm} == set(settings.bandit_decisions)
     assert all(run.instances == settings.bandit_llm_instances for run in llm)
     kd = experiments.knowing_doing_runs(settings)
@@ -43,7 +46,9 @@ def test_the_paper_profile_is_the_papers_setting():
 def test_run_ids_name_what_changes_the_rollouts():
     run = Run("llm", 10, "low", 8, 50, "gemma3-270m", cot=True, decision="constrained", max_new_tokens=8)
     assert run.id == "llm/gemma3-270m/cot/constrained/tokens8/k10/low/T50/M8"
-    assert replace(run, cot=False, max_new_tokens=None).id == "llm/gemma3-270m/no_cot/constrained/tokens16/k10/low/T50/M8"
+    assert (
+        replace(run, cot=False, max_new_tokens=None).id == "llm/gemma3-270m/no_cot/constrained/tokens16/k10/low/T50/M8"
+    )
     assert Run("ucb", 5, "high", 64, 50).id == "ucb/k5/high/T50/M64"
 
 
@@ -82,11 +87,40 @@ def _llm_run(model, decision, cot, actions, invalid=(), arms=10, instances=2):
     run = Run("llm", arms, "low", instances, len(actions), model, cot, decision).id
     turns = range(1, len(actions) + 1)
     tried = [len(set(actions[:t])) / arms for t in turns]
-    steps = pd.DataFrame([{"run": run, "episode": e, "turn": t, "action": a, "valid": t not in invalid, "coverage": c,
-                           "regret": 0.1 * t} for e in range(instances) for t, a, c in zip(turns, actions, tried)])
-    episodes = pd.DataFrame([{"run": run, "agent": "llm", "model": model, "cot": cot, "decision": decision, "arms": arms,
-                              "noise": "low", "horizon": len(actions), "episode": e, "coverage": tried[-1],
-                              "regret": 0.1 * len(actions), "invalid_steps": len(invalid)} for e in range(instances)])
+    steps = pd.DataFrame(
+        [
+            {
+                "run": run,
+                "episode": e,
+                "turn": t,
+                "action": a,
+                "valid": t not in invalid,
+                "coverage": c,
+                "regret": 0.1 * t,
+            }
+            for e in range(instances)
+            for t, a, c in zip(turns, actions, tried)
+        ]
+    )
+    episodes = pd.DataFrame(
+        [
+            {
+                "run": run,
+                "agent": "llm",
+                "model": model,
+                "cot": cot,
+                "decision": decision,
+                "arms": arms,
+                "noise": "low",
+                "horizon": len(actions),
+                "episode": e,
+                "coverage": tried[-1],
+                "regret": 0.1 * len(actions),
+                "invalid_steps": len(invalid),
+            }
+            for e in range(instances)
+        ]
+    )
     return episodes, steps
 
 
@@ -98,9 +132,13 @@ def greedy_coder(tmp_path_factory):
     runs = [Run(agent, 10, "low", 8, 50) for agent in ("random", "ucb", "greedy")]
     episodes, steps = experiments.run_all(runs, tmp_path_factory.mktemp("runs"), backend_of=None)
     coder = [0, 1, 5] + [1] * 47
-    frames = [(episodes, steps), _llm_run("tiny-lm", "constrained", True, [2] * 50),
-              _llm_run("tiny-lm", "constrained", False, [2] * 50), _llm_run("tiny-lm", "free", False, list(range(10)) * 5),
-              _llm_run("coder-lm", "free", False, coder, invalid=(3,))]
+    frames = [
+        (episodes, steps),
+        _llm_run("tiny-lm", "constrained", True, [2] * 50),
+        _llm_run("tiny-lm", "constrained", False, [2] * 50),
+        _llm_run("tiny-lm", "free", False, list(range(10)) * 5),
+        _llm_run("coder-lm", "free", False, coder, invalid=(3,)),
+    ]
     episodes, steps = (pd.concat(parts, ignore_index=True) for parts in zip(*frames))
     summary = experiments.summarise(episodes, "constrained")
     settings = replace(profiles.get_profile("smoke"), bandit_models=("tiny-lm",), bandit_main_arms=10)
@@ -131,7 +169,8 @@ def test_the_claims_cover_a_free_only_model(greedy_coder):
     assert n11_greediness.claims_sentences(claims).splitlines() == [
         "- **tiny-lm (constrained)**: the paper's effect shown in B01/B02, B05; not shown in B03; "
         "not run on this profile for B04.",
-        "- **coder-lm (free)**: the paper's effect shown in B03, B05; not run on this profile for B01/B02, B04."]
+        "- **coder-lm (free)**: the paper's effect shown in B03, B05; not run on this profile for B01/B02, B04.",
+    ]
 
 
 def test_own_choices_leave_out_the_random_arm_of_an_invalid_step(greedy_coder):
@@ -146,21 +185,33 @@ def test_the_sentences_of_notebook_11(greedy_coder):
     _, summary, steps = greedy_coder
     text = n11_greediness.llm_run_sentences(summary, n11_greediness.own_choices(steps), 10, 50)
     assert len(text.splitlines()) == 4
-    assert ("- **coder-lm no CoT (free)**: a valid `ACTION=` in 98% of its steps (the others played a random "
-            "arm); coverage after 50 steps 0.30 (UCB 1.00, random ") in text
-    assert "the arms it chose itself: 2.0 of 10 per episode on average, 98% of its choices on the one it chose most." in text
+    assert (
+        "- **coder-lm no CoT (free)**: a valid `ACTION=` in 98% of its steps (the others played a random "
+        "arm); coverage after 50 steps 0.30 (UCB 1.00, random "
+    ) in text
+    assert (
+        "the arms it chose itself: 2.0 of 10 per episode on average, 98% of its choices on the one it chose most."
+        in text
+    )
     assert "- **tiny-lm no CoT (free)**: a valid `ACTION=` in 100% of its steps; coverage after 50 steps 1.00" in text
     assert "- **tiny-lm CoT (constrained)**: coverage after 50 steps 0.10" in text  # no valid share: it is forced
     mute = summary.assign(valid=summary["valid"].where(summary["model"] != "coder-lm", 0.0))
-    text = n11_greediness.llm_run_sentences(mute, n11_greediness.own_choices(steps[steps["model"] != "coder-lm"]), 10, 50)
-    assert ("- **coder-lm no CoT (free)**: a valid `ACTION=` in 0% of its steps (every step played a random arm); "
-            "coverage after 50 steps 0.30") in text and text.endswith("it never chose an arm itself.")
+    text = n11_greediness.llm_run_sentences(
+        mute, n11_greediness.own_choices(steps[steps["model"] != "coder-lm"]), 10, 50
+    )
+    assert (
+        "- **coder-lm no CoT (free)**: a valid `ACTION=` in 0% of its steps (every step played a random arm); "
+        "coverage after 50 steps 0.30"
+    ) in text and text.endswith("it never chose an arm itself.")
     baselines = n11_greediness.baseline_sentence(summary, steps, 10)
-    assert baselines.startswith("On the 10-armed bandit at low noise UCB had tried 100% of the arms by step 10; "
-                                "after 50 steps the baselines covered: ucb 100% (regret ")
+    assert baselines.startswith(
+        "On the 10-armed bandit at low noise UCB had tried 100% of the arms by step 10; "
+        "after 50 steps the baselines covered: ucb 100% (regret "
+    )
     short = steps[steps["turn"] <= 6]  # a horizon shorter than the arm count: UCB's coverage at its last step
     assert n11_greediness.baseline_sentence(summary, short, 10).startswith(
-        "On the 10-armed bandit at low noise UCB had tried 60% of the arms by step 6; after 6 steps")
+        "On the 10-armed bandit at low noise UCB had tried 60% of the arms by step 6; after 6 steps"
+    )
 
 
 class _PromptScores(dict):
@@ -171,7 +222,9 @@ class _PromptScores(dict):
 
 
 def _frequency_settings(**changes):
-    tiny = dict(freq_models=("scripted",), freq_arms=3, freq_lengths=(2, 3), freq_repetitions=(0, 2, 4), freq_histories=2)
+    tiny = dict(
+        freq_models=("scripted",), freq_arms=3, freq_lengths=(2, 3), freq_repetitions=(0, 2, 4), freq_histories=2
+    )
     return replace(profiles.get_profile("smoke"), **(tiny | changes))
 
 
@@ -200,16 +253,20 @@ def test_frequency_bias_rows_equal_the_old_per_model_cache(tmp_path):
     write_parquet(old.assign(probs=old["probs"].map(list)), tmp_path / "12_frequency_bias_scripted.parquet")
     results = experiments.frequency_bias_results(settings, lambda model: backend, tmp_path / "store")
     assert list(results) == ["scripted"] and (results["scripted"]["model"] == "scripted").all()
-    pd.testing.assert_frame_equal(results["scripted"].drop(columns=["model", "cases"]),
-                                  pd.read_parquet(tmp_path / "12_frequency_bias_scripted.parquet"), check_exact=True)
+    pd.testing.assert_frame_equal(
+        results["scripted"].drop(columns=["model", "cases"]),
+        pd.read_parquet(tmp_path / "12_frequency_bias_scripted.parquet"),
+        check_exact=True,
+    )
     assert _score_calls(backend) == _score_calls(old_backend)  # the same batches, in the same order
     assert len(list((tmp_path / "store" / "episodes").iterdir())) == 3  # a shard per number of repetitions
 
 
 def test_a_killed_frequency_bias_run_resumes_where_it_stopped(tmp_path):
     settings = _frequency_settings(freq_models=("scripted", "other"))
-    complete = experiments.frequency_bias_results(settings, lambda model: ScriptedBackend(scores=_PromptScores()),
-                                                  tmp_path / "complete")
+    complete = experiments.frequency_bias_results(
+        settings, lambda model: ScriptedBackend(scores=_PromptScores()), tmp_path / "complete"
+    )
     killed = _KilledBackend(at=5)  # in the second model's second batch
     with pytest.raises(KeyboardInterrupt):
         experiments.frequency_bias_results(settings, lambda model: killed, tmp_path / "resumed")
@@ -229,13 +286,24 @@ def test_frequency_bias_rows_of_other_settings_are_kept_apart(tmp_path):
     assert len(_score_calls(backend)) == 3 and len(results["scripted"]) == 2 * 2 * 3  # none reused from the others
     pd.testing.assert_frame_equal(experiments.stored_frequency_bias(fewer, tmp_path)["scripted"], first["scripted"])
     assert first["scripted"]["cases"].iloc[0] != results["scripted"]["cases"].iloc[0]
-    with pytest.raises(FileNotFoundError, match=r"^\S+ holds 0 of the 12 scored cases of unscored on these settings "
-                                                r"\(cases [0-9a-f]{12}\): score them with generate = True$"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"^\S+ holds 0 of the 12 scored cases of unscored on these settings "
+        r"\(cases [0-9a-f]{12}\): score them with generate = True$",
+    ):
         experiments.stored_frequency_bias(_frequency_settings(freq_models=("unscored",)), tmp_path)
 
 
-@pytest.mark.parametrize("change, seed", [(dict(freq_arms=4), 0), (dict(freq_lengths=(2, 4)), 0),
-                                          (dict(freq_repetitions=(0, 2, 5)), 0), (dict(freq_histories=3), 0), ({}, 1)])
+@pytest.mark.parametrize(
+    "change, seed",
+    [
+        (dict(freq_arms=4), 0),
+        (dict(freq_lengths=(2, 4)), 0),
+        (dict(freq_repetitions=(0, 2, 5)), 0),
+        (dict(freq_histories=3), 0),
+        ({}, 1),
+    ],
+)
 def test_the_frequency_bias_digest_names_every_setting_of_the_cases(change, seed):
     digest = experiments.frequency_bias_setup(_frequency_settings())[2]
     assert experiments.frequency_bias_setup(_frequency_settings())[2] == digest
@@ -244,31 +312,61 @@ def test_the_frequency_bias_digest_names_every_setting_of_the_cases(change, seed
 
 def _frequency_result(entropy, strategy):
     repetitions = np.repeat([0, 5, 10, 15], 3)
-    return pd.DataFrame({"repetitions": repetitions, "entropy": entropy(repetitions) + np.tile([0.0, 0.1, 0.2], 4),
-                         "strategy": strategy})
+    return pd.DataFrame(
+        {
+            "repetitions": repetitions,
+            "entropy": entropy(repetitions) + np.tile([0.0, 0.1, 0.2], 4),
+            "strategy": strategy,
+        }
+    )
 
 
 def test_the_sentences_of_notebook_12():
-    results = {"copier": _frequency_result(lambda r: 2.0 - r / 10, ["frequent"] * 11 + ["greedy"]),
-               "explorer": _frequency_result(lambda r: r / 10, ["other"] * 12)}
+    results = {
+        "copier": _frequency_result(lambda r: 2.0 - r / 10, ["frequent"] * 11 + ["greedy"]),
+        "explorer": _frequency_result(lambda r: r / 10, ["other"] * 12),
+    }
     claims = common.frequency_bias_claims(results, common.paper_numbers())
     lines = n12_frequency_bias.frequency_bias_sentences(claims).splitlines()
-    assert lines[0].startswith("- **copier**: r = -0.9") and "92% of its predictions are the most frequent action" in lines[0]
+    assert (
+        lines[0].startswith("- **copier**: r = -0.9")
+        and "92% of its predictions are the most frequent action" in lines[0]
+    )
     assert lines[0].endswith("It shows the 2B's frequency bias.") and "(p = " in lines[0]
     assert "paper 2B / 27B: -0.67 / 0.61" in lines[0] and "paper frequent 2B / 27B: 0.96 / 0.14" in lines[0]
-    assert lines[1].startswith("- **explorer**: r = +0.9") and lines[1].endswith("It does not show the 2B's frequency bias.")
+    assert lines[1].startswith("- **explorer**: r = +0.9") and lines[1].endswith(
+        "It does not show the 2B's frequency bias."
+    )
 
 
 def test_the_sentences_of_notebook_13():
-    runs = ["llm/tiny-lm/knowing_doing/constrained/tokens16/k10/low/T4/M2", "llm/tiny-lm/knowing_doing/free/tokens16/k10/low/T4/M2"]
-    table = pd.DataFrame({"run": runs, "steps": [8, 8], "wrote any UCB value": [1.0, 0.0],
-                          "correct rationale": [0.75, 0.0], "valid action": [1.0, 0.5]})
-    knows = pd.DataFrame([[25.0, 50.0, 0.0], [0.0, 25.0, 0.0]], index=["correct", "wrong"], columns=["optimal", "greedy", "other"])
-    blind = pd.DataFrame([[0.0, 0.0, 0.0], [25.0, 25.0, 50.0]], index=["correct", "wrong"], columns=["optimal", "greedy", "other"])
-    lines = n13_knowing_doing.knowing_doing_sentences(table, dict(zip(runs, (knows, blind))), common.paper_numbers()).splitlines()
-    assert lines[0] == ("- **tiny-lm (constrained)** wrote any UCB value in 100% of its 8 steps and a correct rationale in 75% "
-                        "(paper, Gemma2 27B: 87%); with a correct rationale it acted greedily in 50.0% and optimally in "
-                        "25.0% of all steps (paper, Gemma2 27B: 58.1 and 21.6). It shows the paper's knowing-doing gap.")
+    runs = [
+        "llm/tiny-lm/knowing_doing/constrained/tokens16/k10/low/T4/M2",
+        "llm/tiny-lm/knowing_doing/free/tokens16/k10/low/T4/M2",
+    ]
+    table = pd.DataFrame(
+        {
+            "run": runs,
+            "steps": [8, 8],
+            "wrote any UCB value": [1.0, 0.0],
+            "correct rationale": [0.75, 0.0],
+            "valid action": [1.0, 0.5],
+        }
+    )
+    knows = pd.DataFrame(
+        [[25.0, 50.0, 0.0], [0.0, 25.0, 0.0]], index=["correct", "wrong"], columns=["optimal", "greedy", "other"]
+    )
+    blind = pd.DataFrame(
+        [[0.0, 0.0, 0.0], [25.0, 25.0, 50.0]], index=["correct", "wrong"], columns=["optimal", "greedy", "other"]
+    )
+    lines = n13_knowing_doing.knowing_doing_sentences(
+        table, dict(zip(runs, (knows, blind))), common.paper_numbers()
+    ).splitlines()
+    assert lines[0] == (
+        "- **tiny-lm (constrained)** wrote any UCB value in 100% of its 8 steps and a correct rationale in 75% "
+        "(paper, Gemma2 27B: 87%); with a correct rationale it acted greedily in 50.0% and optimally in "
+        "25.0% of all steps (paper, Gemma2 27B: 58.1 and 21.6). It shows the paper's knowing-doing gap."
+    )
     assert lines[1].startswith("- **tiny-lm (free)** wrote any UCB value in 0%")
     assert lines[1].endswith("It does not show the paper's knowing-doing gap.")
 
@@ -279,17 +377,25 @@ def test_notebook_15_plays_every_mechanism_and_tests_each_against_none():
 
     runs = experiments.exploration_runs(get_profile("smoke"))
     assert [r.agent for r in runs[:2]] == ["ucb", "random"] and [r.exploration for r in runs[2:]] == list(MECHANISMS)
-    assert len({r.id for r in runs}) == len(runs) and all("/temp1/" in r.id or "/temp1/explore-" in r.id
-                                                          for r in runs[2:])
+    assert len({r.id for r in runs}) == len(runs) and all(
+        "/temp1/" in r.id or "/temp1/explore-" in r.id for r in runs[2:]
+    )
     assert "explore-" not in runs[2].id and runs[3].id.endswith("/explore-try_all/k10/low/T4/M2")
     # a run without a mechanism at temperature 0 keeps the id notebooks 11-13 stored it under
     assert experiments.Run("llm", 10, "low", 8, 50, "m").id == "llm/m/no_cot/free/tokens16/k10/low/T50/M8"
 
-    episodes = pd.DataFrame({"agent": ["llm"] * 6 + ["ucb"] * 3, "model": ["m"] * 6 + ["baseline:ucb"] * 3,
-                             "exploration": ["none"] * 3 + ["try_all"] * 3 + [None] * 3,
-                             "run": ["a"] * 3 + ["b"] * 3 + ["u"] * 3, "regret": [5.0, 6, 7, 2, 3, 4, 1, 1, 1],
-                             "coverage": [0.2, 0.3, 0.4, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], "invalid_steps": 0,
-                             "horizon": 10})
+    episodes = pd.DataFrame(
+        {
+            "agent": ["llm"] * 6 + ["ucb"] * 3,
+            "model": ["m"] * 6 + ["baseline:ucb"] * 3,
+            "exploration": ["none"] * 3 + ["try_all"] * 3 + [None] * 3,
+            "run": ["a"] * 3 + ["b"] * 3 + ["u"] * 3,
+            "regret": [5.0, 6, 7, 2, 3, 4, 1, 1, 1],
+            "coverage": [0.2, 0.3, 0.4, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+            "invalid_steps": 0,
+            "horizon": 10,
+        }
+    )
     steps = pd.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "chosen_by": ["model"] * 4 + ["try_all"] * 3 + ["model"]})
     table = experiments.exploration_table(episodes, steps).set_index("exploration")
     assert list(table.index) == ["none", "try_all", "ucb"]
@@ -297,9 +403,13 @@ def test_notebook_15_plays_every_mechanism_and_tests_each_against_none():
     assert table.loc["try_all", "regret"] == 3.0 and table.loc["try_all", "regret_p"] < 0.05
     assert pd.isna(table.loc["none", "regret_p"]) and pd.isna(table.loc["ucb", "regret_p"])
     sentence = n15_exploration.exploration_sentences(table.reset_index())
-    assert sentence.startswith("- **m** without a mechanism: coverage 0.30, regret 6.00, 0% of its steps invalid (each "
-                               "played as a random arm). try_all: coverage 1.00 (up")
+    assert sentence.startswith(
+        "- **m** without a mechanism: coverage 0.30, regret 6.00, 0% of its steps invalid (each "
+        "played as a random arm). try_all: coverage 1.00 (up"
+    )
     assert "random fallback" not in sentence
     mostly_invalid = experiments.exploration_table(episodes.assign(invalid_steps=8), steps)
-    assert "Most of m's steps are invalid, so its coverage is mostly the random fallback's" in \
-        n15_exploration.exploration_sentences(mostly_invalid)
+    assert (
+        "Most of m's steps are invalid, so its coverage is mostly the random fallback's"
+        in n15_exploration.exploration_sentences(mostly_invalid)
+    )

@@ -41,6 +41,7 @@ def generated(backend):
 
 # -- try-all ------------------------------------------------------------------------------
 
+
 def test_try_all_plays_every_arm_once_first_whatever_the_model_says():
     agent, backend = scripted_agent(["ACTION=red"] * 6, "try_all")
     episodes, steps = run_bandit(agent, SPEC, 3, seed=1)
@@ -107,12 +108,14 @@ def test_epsilon_replaces_that_share_of_the_models_arms_per_seed_instance_and_st
 
 # -- context randomisation ----------------------------------------------------------------
 
+
 def test_context_randomisation_shuffles_the_history_lines_per_seed():
     spec = BanditSpec(4, horizon=8)
 
     def prompts_and_steps(agent_seed):
-        agent, _ = scripted_agent(["ACTION=red", "ACTION=blue", "ACTION=green"] * 6, "context_randomisation",
-                                  seed=agent_seed)
+        agent, _ = scripted_agent(
+            ["ACTION=red", "ACTION=blue", "ACTION=green"] * 6, "context_randomisation", seed=agent_seed
+        )
         return run_bandit(agent, spec, 2, seed=3)[1]
 
     steps = prompts_and_steps(0)
@@ -131,13 +134,19 @@ def test_context_randomisation_shuffles_the_history_lines_per_seed():
 
 # -- context summary ----------------------------------------------------------------------
 
+
 def test_summary_lines_count_and_average_by_hand():
     spec = BanditSpec(3)
     lines = summary_lines(spec, [0, 2, 0, 0], [0.5, 0.2, 0.1, 0.3])
-    assert lines == ["blue: pressed 3 times, mean reward 0.30", "green: pressed 0 times",
-                     "red: pressed 1 time, mean reward 0.20"]
+    assert lines == [
+        "blue: pressed 3 times, mean reward 0.30",
+        "green: pressed 0 times",
+        "red: pressed 1 time, mean reward 0.20",
+    ]
     assert summary_lines(BanditSpec(2, variant="continuous"), [1, 1], [1.0, 0.0]) == [
-        "0: chosen 0 times", "1: chosen 2 times, mean reward 0.50"]
+        "0: chosen 0 times",
+        "1: chosen 2 times, mean reward 0.50",
+    ]
     prompt = build_prompt(spec, [0, 2, 0, 0], [0.5, 0.2, 0.1, 0.3], "cot", summary=True)
     assert "\n".join(lines) in prompt and "Step=" not in prompt
     assert build_prompt(spec, [], [], summary=True) == build_prompt(spec, [], [])  # nothing played yet
@@ -163,6 +172,7 @@ def test_context_summary_prompts_hold_the_counts_and_means_of_the_history():
 
 # -- self-correction ----------------------------------------------------------------------
 
+
 def test_self_correction_asks_again_with_the_first_answer_and_plays_the_second():
     # per step: the two instances' first answers, then their revisions
     texts = ["ACTION=red", "ACTION=blue", "On reflection, ACTION=green", "no answer"] * 3
@@ -172,8 +182,10 @@ def test_self_correction_asks_again_with_the_first_answer_and_plays_the_second()
     assert len(calls) == 6  # two per step
     first, second = calls[0], calls[1]
     # the scripted chat template joins the turns with "|": user, the first answer, the revision request
-    assert second == [prompt[:-1] + f"|{answer}|{revision_request(SPEC, 'no_cot')}>"
-                      for prompt, answer in zip(first, ["ACTION=red", "ACTION=blue"])]
+    assert second == [
+        prompt[:-1] + f"|{answer}|{revision_request(SPEC, 'no_cot')}>"
+        for prompt, answer in zip(first, ["ACTION=red", "ACTION=blue"])
+    ]
     revised, unanswered = steps[steps["episode"] == 0], steps[steps["episode"] == 1]
     assert (revised["arm"] == "green").all() and revised["valid"].all() and (revised["first_action"] == 2).all()
     assert revised["prompt"].iloc[0] == second[0] and (revised["chosen_by"] == "revision").all()
@@ -183,8 +195,9 @@ def test_self_correction_asks_again_with_the_first_answer_and_plays_the_second()
 
 
 def test_revision_request_asks_for_the_prompts_answer_format():
-    assert revision_request(SPEC, "no_cot").endswith("Output only ACTION=X, where X is one of: blue, green, red, "
-                                                     "yellow. Do not write anything else.")
+    assert revision_request(SPEC, "no_cot").endswith(
+        "Output only ACTION=X, where X is one of: blue, green, red, yellow. Do not write anything else."
+    )
     assert "Think briefly" in revision_request(SPEC, "knowing_doing") and "UCB" not in revision_request(SPEC, "cot")
 
 
@@ -217,7 +230,7 @@ def test_self_consistency_plays_the_majority_of_its_samples():
     arm_of = {"B": 0, "G": 1, "R": 2, "Y": 3, "x": -1}
     assert steps["sample_actions"].tolist() == [[arm_of[letter] for letter in s] for s in SAMPLES.values()]
     assert all(parse_action(text, SPEC.names) == arm for text, arm in zip(steps["raw_completion"][:4], steps["action"]))
-    (kind, prompts, options), = [call for call in backend.calls if call[0] == "generate"]
+    ((kind, prompts, options),) = [call for call in backend.calls if call[0] == "generate"]
     assert len(prompts) == 16 * len(SAMPLES) and len(set(prompts)) == 1  # one call, 16 copies per instance
     keys = options["streams"]  # one kept KV per instance: the first copy's
     assert all((key is None) == (j % 16 != 0) for j, key in enumerate(keys))
@@ -233,8 +246,9 @@ def test_self_correction_and_self_consistency_on_constrained_decisions():
     assert steps["arm"].tolist() == ["green", "green"] and (steps["first_action"] == 2).all()
     # at temperature 1 each sample is a draw with p(blue) = 0.98: blue wins the vote
     backend = ScriptedBackend(scores={first: [-0.05, -5.0, -5.0, -5.0]})
-    agent = LLMAgent(backend, style="no_cot", decision="constrained", temperature=1.0,
-                     exploration=Exploration("self_consistency"))
+    agent = LLMAgent(
+        backend, style="no_cot", decision="constrained", temperature=1.0, exploration=Exploration("self_consistency")
+    )
     _, steps = run_bandit(agent, spec, 2, seed=0)
     assert steps["arm"].tolist() == ["blue", "blue"] and [len(votes) for votes in steps["sample_actions"]] == [16, 16]
 
@@ -248,12 +262,16 @@ def test_self_consistency_needs_sampling(no_model):
 
 # -- settings -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("options, message", [
-    ({"mechanism": "boldness"}, "unknown exploration mechanism 'boldness'"),
-    ({"epsilon": 1.5}, r"epsilon must be in \[0, 1\], got 1.5"),
-    ({"epsilon": -0.1}, r"epsilon must be in \[0, 1\]"),
-    ({"samples": 0}, "samples must be at least 1, got 0"),
-])
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"mechanism": "boldness"}, "unknown exploration mechanism 'boldness'"),
+        ({"epsilon": 1.5}, r"epsilon must be in \[0, 1\], got 1.5"),
+        ({"epsilon": -0.1}, r"epsilon must be in \[0, 1\]"),
+        ({"samples": 0}, "samples must be at least 1, got 0"),
+    ],
+)
 def test_bad_settings_are_refused(options, message):
     with pytest.raises(ValueError, match=message):
         Exploration(**options)
@@ -267,10 +285,12 @@ def test_every_setting_has_a_value_and_a_source():
 
 # -- the command line ---------------------------------------------------------------------
 
+
 def run_cli(tmp_path, *args):
     try:
-        return main(["bandit", "run", *args, "--out", str(tmp_path / "ep.parquet"),
-                     "--steps-out", str(tmp_path / "st.parquet")])
+        return main(
+            ["bandit", "run", *args, "--out", str(tmp_path / "ep.parquet"), "--steps-out", str(tmp_path / "st.parquet")]
+        )
     except SystemExit as exc:  # argparse's own errors
         return exc.code
 
@@ -278,34 +298,50 @@ def run_cli(tmp_path, *args):
 LLM = ["--agent", "llm", "--model", "gemma3-270m"]
 
 
-@pytest.mark.parametrize("args, message", [
-    ([*LLM, "--exploration", "epsilon_greedy", "--epsilon", "1.5"], "--epsilon: must be in [0, 1], got 1.5"),
-    ([*LLM, "--exploration", "epsilon_greedy", "--epsilon", "-0.5"], "--epsilon: must be in [0, 1], got -0.5"),
-    (["--agent", "epsilon_greedy", "--epsilon", "2"], "--epsilon: must be in [0, 1], got 2"),
-    ([*LLM, "--exploration", "self_consistency", "--samples", "0"], "--samples: must be a positive integer"),
-    ([*LLM, "--exploration", "self_consistency"], "all alike at temperature 0"),
-    ([*LLM, "--exploration", "try_all", "--samples", "4"], "--samples is for --exploration self_consistency"),
-    ([*LLM, "--epsilon", "0.2"], "--epsilon is for --agent epsilon_greedy or --exploration epsilon_greedy"),
-    ([*LLM, "--exploration", "boldness"], "invalid choice: 'boldness'"),
-    (["--agent", "ucb", "--exploration", "try_all"], "exploration is for the LLM agent"),
-])
-def test_the_cli_refuses_bad_exploration_options_in_one_line_before_a_model_loads(tmp_path, capsys, no_model,
-                                                                                    args, message):
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([*LLM, "--exploration", "epsilon_greedy", "--epsilon", "1.5"], "--epsilon: must be in [0, 1], got 1.5"),
+        ([*LLM, "--exploration", "epsilon_greedy", "--epsilon", "-0.5"], "--epsilon: must be in [0, 1], got -0.5"),
+        (["--agent", "epsilon_greedy", "--epsilon", "2"], "--epsilon: must be in [0, 1], got 2"),
+        ([*LLM, "--exploration", "self_consistency", "--samples", "0"], "--samples: must be a positive integer"),
+        ([*LLM, "--exploration", "self_consistency"], "all alike at temperature 0"),
+        ([*LLM, "--exploration", "try_all", "--samples", "4"], "--samples is for --exploration self_consistency"),
+        ([*LLM, "--epsilon", "0.2"], "--epsilon is for --agent epsilon_greedy or --exploration epsilon_greedy"),
+        ([*LLM, "--exploration", "boldness"], "invalid choice: 'boldness'"),
+        (["--agent", "ucb", "--exploration", "try_all"], "exploration is for the LLM agent"),
+    ],
+)
+def test_the_cli_refuses_bad_exploration_options_in_one_line_before_a_model_loads(
+    tmp_path, capsys, no_model, args, message
+):
     assert run_cli(tmp_path, *args) == 2
     stderr = capsys.readouterr().err
     assert message in stderr and len(stderr.strip().splitlines()) == 1
     assert not (tmp_path / "ep.parquet").exists()
 
 
-@pytest.mark.parametrize("args, chosen, columns", [
-    (["--exploration", "try_all"], {"try_all": 6, "model": 4},
-     {"exploration": "try_all", "epsilon": 0.0, "samples": 1}),
-    (["--exploration", "epsilon_greedy", "--epsilon", "1"], {"epsilon_greedy": 10},
-     {"exploration": "epsilon_greedy", "epsilon": 1.0, "samples": 1}),
-    (["--exploration", "self_consistency", "--samples", "3", "--temperature", "1"], {"vote": 10},
-     {"exploration": "self_consistency", "epsilon": 0.0, "samples": 3}),
-    ([], {"model": 10}, {"exploration": "none", "epsilon": 0.0, "samples": 1}),
-])
+@pytest.mark.parametrize(
+    "args, chosen, columns",
+    [
+        (
+            ["--exploration", "try_all"],
+            {"try_all": 6, "model": 4},
+            {"exploration": "try_all", "epsilon": 0.0, "samples": 1},
+        ),
+        (
+            ["--exploration", "epsilon_greedy", "--epsilon", "1"],
+            {"epsilon_greedy": 10},
+            {"exploration": "epsilon_greedy", "epsilon": 1.0, "samples": 1},
+        ),
+        (
+            ["--exploration", "self_consistency", "--samples", "3", "--temperature", "1"],
+            {"vote": 10},
+            {"exploration": "self_consistency", "epsilon": 0.0, "samples": 3},
+        ),
+        ([], {"model": 10}, {"exploration": "none", "epsilon": 0.0, "samples": 1}),
+    ],
+)
 def test_the_cli_runs_a_mechanism_and_records_who_chose_each_arm(tmp_path, monkeypatch, args, chosen, columns):
     monkeypatch.setattr("paperlib.bandits.llm.make_backend", lambda kind, model: ScriptedBackend(["ACTION=red"] * 40))
     assert run_cli(tmp_path, *LLM, "--no-cot", "--arms", "3", "--horizon", "5", "--instances", "2", *args) == 0

@@ -19,8 +19,9 @@ def scripted_steps():
 def test_the_matrix_of_the_texts_is_the_matrix_of_the_intentions(scripted_steps):
     spec, steps = scripted_steps
     computed = knowing_doing_matrix(knowing_doing(steps, spec.names))
-    intended = knowing_doing_matrix(steps.assign(rationale_correct=steps["intended_rationale"] == "correct",
-                                                 action_class=steps["intended_class"]))
+    intended = knowing_doing_matrix(
+        steps.assign(rationale_correct=steps["intended_rationale"] == "correct", action_class=steps["intended_class"])
+    )
     np.testing.assert_allclose(computed.to_numpy(), intended.to_numpy(), atol=1e-9)
     assert computed.to_numpy().sum() == pytest.approx(100.0)
     # every cell the paper reports is exercised, so no cell is right by being empty

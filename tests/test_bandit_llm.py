@@ -14,17 +14,18 @@ from paperlib.bandits.runner import run_bandit
 SPEC = BanditSpec(4, horizon=5)
 
 
-
-
-@pytest.mark.parametrize("options, message", [
-    ({"decision": "greedy"}, "unknown decision mode 'greedy'"),
-    ({"style": "react"}, "unknown prompt style 'react'"),
-    ({"temperature": -1.0}, "temperature must be zero or more"),
-    ({"max_new_tokens": 0}, "max_new_tokens must be at least 1"),
-    ({"decision": "constrained", "backend": "openai"}, "which the openai backend cannot"),
-    ({"backend": "tgi"}, "unknown backend 'tgi'"),
-    ({"cot": False, "style": "knowing_doing"}, "cannot run without CoT"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"decision": "greedy"}, "unknown decision mode 'greedy'"),
+        ({"style": "react"}, "unknown prompt style 'react'"),
+        ({"temperature": -1.0}, "temperature must be zero or more"),
+        ({"max_new_tokens": 0}, "max_new_tokens must be at least 1"),
+        ({"decision": "constrained", "backend": "openai"}, "which the openai backend cannot"),
+        ({"backend": "tgi"}, "unknown backend 'tgi'"),
+        ({"cot": False, "style": "knowing_doing"}, "cannot run without CoT"),
+    ],
+)
 def test_bad_options_fail_before_loading_a_model(options, message):
     with pytest.raises(ValueError, match=message):
         make_llm_agent("gemma3-270m", **options)
@@ -97,7 +98,9 @@ def test_per_instance_kv_gives_the_same_decisions_as_recomputing(gemma):
         results[reuse] = steps
     for column in ("action", "raw_completion"):
         assert results[True][column].tolist() == results[False][column].tolist()
-    np.testing.assert_allclose(np.stack(results[True]["candidate_logprobs"]), np.stack(results[False]["candidate_logprobs"]), atol=2e-3)
+    np.testing.assert_allclose(
+        np.stack(results[True]["candidate_logprobs"]), np.stack(results[False]["candidate_logprobs"]), atol=2e-3
+    )
     assert computed[True] < 0.7 * computed[False]
 
 
@@ -117,8 +120,10 @@ def test_frequency_bias_scores_with_streams_equal_plain_scoring(gemma):
     spec = BanditSpec(5)
     cases = frequency_bias_cases(spec, seed=0, lengths=[2, 4], repetitions=[0, 3, 6], histories=2)
     scores = frequency_bias_scores(gemma, spec, cases)
-    prompts = [gemma.render([{"role": "user", "content": build_prompt(spec, a, r, "no_cot")}]) + ACTION_PREFIX
-               for a, r in zip(cases["actions"], cases["rewards"])]
+    prompts = [
+        gemma.render([{"role": "user", "content": build_prompt(spec, a, r, "no_cot")}]) + ACTION_PREFIX
+        for a, r in zip(cases["actions"], cases["rewards"])
+    ]
     np.testing.assert_allclose(scores, gemma.score(prompts, list(spec.names)), atol=2e-3)
     assert not any(isinstance(key, tuple) and key[0] == "frequency_bias" for key in gemma._streams)
     result = frequency_bias(cases, scores, spec)

@@ -33,11 +33,13 @@ def test_cumulative_regret_by_hand():
 
 
 def test_coverage_by_hand():
-    np.testing.assert_allclose(coverage([[0, 0, 1, 0, 2], [3, 3, 3, 3, 3]], 4),
-                               [[0.25, 0.25, 0.5, 0.5, 0.75], [0.25] * 5])
+    np.testing.assert_allclose(
+        coverage([[0, 0, 1, 0, 2], [3, 3, 3, 3, 3]], 4), [[0.25, 0.25, 0.5, 0.5, 0.75], [0.25] * 5]
+    )
 
 
 # -- frequency bias -----------------------------------------------------------------
+
 
 def test_strategy_classes_by_hand():
     # counts (3, 1, 0): frequent = arm 0; means (0.2, 0.9): greedy = arm 1; arm 2 is other
@@ -50,7 +52,9 @@ def test_strategy_classes_by_hand():
 
 
 def test_frequency_bias_from_scores_by_hand():
-    cases = pd.DataFrame({"repetitions": [0, 1], "actions": [[0, 1], [0, 1, 1]], "rewards": [[0.9, 0.1], [0.9, 0.1, 0.2]]})
+    cases = pd.DataFrame(
+        {"repetitions": [0, 1], "actions": [[0, 1], [0, 1, 1]], "rewards": [[0.9, 0.1], [0.9, 0.1, 0.2]]}
+    )
     scores = np.log([[0.5, 0.25, 0.25], [1 / 3, 1 / 3, 1 / 3]])
     result = frequency_bias(cases, scores, BanditSpec(3))
     # H(0.5, 0.25, 0.25) = 0.5 ln 2 + 2 * 0.25 ln 4 = 1.5 ln 2; H(uniform of 3) = ln 3
@@ -87,8 +91,9 @@ def test_frequency_bias_cases_repeat_the_last_action():
 
 
 def test_strategy_shares_by_hand():
-    result = pd.DataFrame({"repetitions": [0, 5, 10, 95, 100],
-                           "strategy": ["frequent", "other", "greedy", "frequent", "frequent"]})
+    result = pd.DataFrame(
+        {"repetitions": [0, 5, 10, 95, 100], "strategy": ["frequent", "other", "greedy", "frequent", "frequent"]}
+    )
     shares = strategy_shares(result)
     # 0-10 holds r = 0, 5; 10-20 holds r = 10; 90-100 holds r = 95 and 100 (the last window is closed)
     assert shares.index.tolist() == ["0-10", "10-20", "90-100", "all"]
@@ -109,6 +114,7 @@ def test_entropy_correlation_sign():
 
 
 # -- knowing-doing ------------------------------------------------------------------
+
 
 def test_ucb_values_by_hand():
     # counts (2, 1, 0), means (0.5, 0.9, -), t = 3, c = 0.5:
@@ -134,8 +140,10 @@ def test_classify_action_by_hand():
 
 def test_parse_ucb_values():
     names = ("blue", "green", "red")
-    text = ("UCB(a) = mean + bonus. <ucb_values>\n- **blue**: 0.5 + sqrt(0.5*ln(4)/2) = 1.09\n"
-            "- green: inf (never pressed)\n* UCB(red) = 0.75\n</ucb_values>\nACTION=green")
+    text = (
+        "UCB(a) = mean + bonus. <ucb_values>\n- **blue**: 0.5 + sqrt(0.5*ln(4)/2) = 1.09\n"
+        "- green: inf (never pressed)\n* UCB(red) = 0.75\n</ucb_values>\nACTION=green"
+    )
     np.testing.assert_array_equal(parse_ucb_values(text, names), [1.09, INF, 0.75])
     two_blocks = "<ucb_values>blue: 1</ucb_values> on second thought <ucb_values>blue: 2, red: infinity</ucb_values>"
     np.testing.assert_array_equal(parse_ucb_values(two_blocks, names), [2.0, np.nan, INF])
@@ -168,13 +176,20 @@ def test_knowing_doing_walk_and_matrix_by_hand():
     # step 3, t=2, counts (2,0,0): no tags -> wrong; red is untried -> optimal
     # step 4, t=3, counts (2,0,1), means (0.6, -, 0.2): UCB blue = 0.6 + 0.524 = 1.124, red = 0.2 + 0.741 = 0.941,
     #   green inf; the rationale tops blue (wrong); red is neither -> other
-    steps = pd.DataFrame({
-        "episode": [0, 0, 0, 0], "turn": [1, 2, 3, 4], "action": [0, 0, 2, 2], "reward": [0.5, 0.7, 0.2, 0.3],
-        "raw_completion": ["<ucb_values>blue: inf\ngreen: inf\nred: inf</ucb_values> ACTION=blue",
-                           "<ucb_values>blue: 0.5\ngreen: inf\nred: inf</ucb_values> ACTION=blue",
-                           "ACTION=red",
-                           "<ucb_values>blue: 1.12, green: 0.9, red: 0.94</ucb_values> ACTION=red"],
-    })
+    steps = pd.DataFrame(
+        {
+            "episode": [0, 0, 0, 0],
+            "turn": [1, 2, 3, 4],
+            "action": [0, 0, 2, 2],
+            "reward": [0.5, 0.7, 0.2, 0.3],
+            "raw_completion": [
+                "<ucb_values>blue: inf\ngreen: inf\nred: inf</ucb_values> ACTION=blue",
+                "<ucb_values>blue: 0.5\ngreen: inf\nred: inf</ucb_values> ACTION=blue",
+                "ACTION=red",
+                "<ucb_values>blue: 1.12, green: 0.9, red: 0.94</ucb_values> ACTION=red",
+            ],
+        }
+    )
     judged = knowing_doing(steps.iloc[::-1], ("blue", "green", "red"))  # any row order
     assert judged["rationale_correct"].tolist() == [True, True, False, False]
     assert judged["action_class"].tolist() == ["optimal", "greedy", "optimal", "other"]

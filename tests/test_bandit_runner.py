@@ -8,17 +8,43 @@ import pandas as pd
 import pytest
 
 from paperlib.bandits.agents import make_agent
-from paperlib.decisions import Decisions
 from paperlib.bandits.env import BanditEnv, BanditSpec
 from paperlib.bandits.parsing import parse_action
 from paperlib.bandits.prompts import build_prompt
 from paperlib.bandits.runner import run_bandit
 from paperlib.data import RolloutStore, read_parquet, write_parquet
+from paperlib.decisions import Decisions
 
-EPISODE_COLUMNS = {"agent", "model", "arms", "noise", "horizon", "episode", "seed", "variant", "cot", "family",
-                   "regret", "coverage", "invalid_steps"}
-STEP_COLUMNS = {"episode", "seed", "seat", "turn", "action", "arm", "reward", "expected", "best", "regret", "coverage",
-                "valid", "raw_completion"}
+EPISODE_COLUMNS = {
+    "agent",
+    "model",
+    "arms",
+    "noise",
+    "horizon",
+    "episode",
+    "seed",
+    "variant",
+    "cot",
+    "family",
+    "regret",
+    "coverage",
+    "invalid_steps",
+}
+STEP_COLUMNS = {
+    "episode",
+    "seed",
+    "seat",
+    "turn",
+    "action",
+    "arm",
+    "reward",
+    "expected",
+    "best",
+    "regret",
+    "coverage",
+    "valid",
+    "raw_completion",
+}
 
 
 class ScriptedTextAgent:
@@ -36,8 +62,9 @@ class ScriptedTextAgent:
             # instance 0 always answers blue; instance 1 answers a colour the game lacks
             texts.append("I think ACTION=blue" if i == 0 else "ACTION=violet")
         actions = [parse_action(t, self.spec.names) for t in texts]
-        return Decisions(np.array([-1 if a is None else a for a in actions]), texts,
-                         {"prompt_chars": [len(p) for p in prompts]})
+        return Decisions(
+            np.array([-1 if a is None else a for a in actions]), texts, {"prompt_chars": [len(p) for p in prompts]}
+        )
 
 
 def test_frames_hold_exact_regret_and_coverage():
@@ -94,27 +121,75 @@ def test_frames_round_trip_through_parquet_and_the_store(tmp_path):
 
 # -- the command line -------------------------------------------------------------------
 
+
 def paperlib(*args):
     return subprocess.run([sys.executable, "-m", "paperlib.cli", *args], capture_output=True, text=True)
 
 
 def test_run_writes_episode_and_step_rows(tmp_path):
     out, steps_out = tmp_path / "ep.parquet", tmp_path / "st.parquet"
-    result = paperlib("bandit", "run", "--agent", "ucb", "--arms", "5", "--noise", "medium", "--horizon", "20",
-                      "--instances", "4", "--seed", "7", "--family", "bernoulli", "--variant", "continuous",
-                      "--out", str(out), "--steps-out", str(steps_out))
+    result = paperlib(
+        "bandit",
+        "run",
+        "--agent",
+        "ucb",
+        "--arms",
+        "5",
+        "--noise",
+        "medium",
+        "--horizon",
+        "20",
+        "--instances",
+        "4",
+        "--seed",
+        "7",
+        "--family",
+        "bernoulli",
+        "--variant",
+        "continuous",
+        "--out",
+        str(out),
+        "--steps-out",
+        str(steps_out),
+    )
     assert result.returncode == 0, result.stderr
     episodes, steps = pd.read_parquet(out), pd.read_parquet(steps_out)
     assert episodes["seed"].tolist() == [7, 8, 9, 10] and len(steps) == 80
     row = episodes.iloc[0]
     assert (row["agent"], row["arms"], row["noise"], row["family"], row["variant"]) == (
-        "ucb", 5, "medium", "bernoulli", "continuous")
+        "ucb",
+        5,
+        "medium",
+        "bernoulli",
+        "continuous",
+    )
     assert set(steps["arm"]) <= {"0", "1", "2", "3", "4"}
     assert "regret" in result.stdout
     # instance 2 (seed 9) reruns alone: same bandit, same rewards, and UCB draws nothing
     alone = tmp_path / "alone.parquet"
-    assert paperlib("bandit", "run", "--agent", "ucb", "--arms", "5", "--horizon", "20", "--instances", "1",
-                    "--seed", "9", "--family", "bernoulli", "--variant", "continuous", "--out", str(alone)).returncode == 0
+    assert (
+        paperlib(
+            "bandit",
+            "run",
+            "--agent",
+            "ucb",
+            "--arms",
+            "5",
+            "--horizon",
+            "20",
+            "--instances",
+            "1",
+            "--seed",
+            "9",
+            "--family",
+            "bernoulli",
+            "--variant",
+            "continuous",
+            "--out",
+            str(alone),
+        ).returncode
+        == 0
+    )
     assert pd.read_parquet(alone)["regret"].iloc[0] == episodes["regret"].iloc[2]
 
 
@@ -130,8 +205,10 @@ BAD_ARGUMENTS = [
     (["--agent", "ucb", "--decision", "constrained"], "decision is for the LLM agent"),
     (["--agent", "llm", "--model", "gemma3-270m", "--temperature", "-1"], "--temperature: must be zero or more"),
     (["--agent", "llm", "--model", "gemma3-270m", "--no-cot", "--knowing-doing"], "cannot run without CoT"),
-    (["--agent", "llm", "--model", "gemma3-270m", "--backend", "openai", "--decision", "constrained"],
-     "score text, which the openai backend cannot"),
+    (
+        ["--agent", "llm", "--model", "gemma3-270m", "--backend", "openai", "--decision", "constrained"],
+        "score text, which the openai backend cannot",
+    ),
     (["--agent", "llm", "--model", "gemma-2-2b-it", "--no-cot"], "unknown model 'gemma-2-2b-it'"),
 ]
 
@@ -180,9 +257,29 @@ def test_bandit_run_loads_no_model_library(tmp_path):
 @pytest.mark.slow
 def test_run_with_an_embedded_llm(tmp_path):
     out, steps_out = tmp_path / "ep.parquet", tmp_path / "st.parquet"
-    result = paperlib("bandit", "run", "--agent", "llm", "--model", "smollm2-135m", "--decision", "constrained",
-                      "--no-cot", "--arms", "3", "--horizon", "3", "--instances", "2", "--seed", "4",
-                      "--out", str(out), "--steps-out", str(steps_out))
+    result = paperlib(
+        "bandit",
+        "run",
+        "--agent",
+        "llm",
+        "--model",
+        "smollm2-135m",
+        "--decision",
+        "constrained",
+        "--no-cot",
+        "--arms",
+        "3",
+        "--horizon",
+        "3",
+        "--instances",
+        "2",
+        "--seed",
+        "4",
+        "--out",
+        str(out),
+        "--steps-out",
+        str(steps_out),
+    )
     assert result.returncode == 0, result.stderr
     episodes, steps = pd.read_parquet(out), pd.read_parquet(steps_out)
     assert episodes["model"].tolist() == ["smollm2-135m"] * 2 and (episodes["decision"] == "constrained").all()

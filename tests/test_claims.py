@@ -11,9 +11,15 @@ from paperlib.reports import n11_greediness, n12_frequency_bias, n13_knowing_doi
 
 def rows(**changes):
     """Two claims on paper A's A18 and A05: one shown, one without a run of ours."""
-    base = {"reported": ["A18", "A05"], "what": ["reward of a zero-action episode", "mean reward, N = 5"],
-            "model": ["policy:no_action", "tiny-lm (free)"], "ours": [1.0, float("nan")],
-            "effect_if": ["1.0", "below 0.5"], "shown": [True, pd.NA], "source": "01_scripted_episodes.parquet"}
+    base = {
+        "reported": ["A18", "A05"],
+        "what": ["reward of a zero-action episode", "mean reward, N = 5"],
+        "model": ["policy:no_action", "tiny-lm (free)"],
+        "ours": [1.0, float("nan")],
+        "effect_if": ["1.0", "below 0.5"],
+        "shown": [True, pd.NA],
+        "source": "01_scripted_episodes.parquet",
+    }
     return pd.DataFrame({**base, **changes})
 
 
@@ -42,15 +48,23 @@ def test_the_paper_s_value_defaults_to_its_range_and_joins_several_ids():
     assert given["paper_value"].tolist() == ["about 1", "0.128"]
 
 
-@pytest.mark.parametrize("fault, message", [
-    (lambda t: t.drop(columns="verdict"), r"^claims table lacks the column 'verdict' \(a claims table has claim, "),
-    (lambda t: t.assign(reported=["A18", "A99"]), r"^claims table: claim '01:A05:tiny-lm \(free\)' cites 'A99', "
-                                                  r"not an id of paper_reported.csv$"),
-    (lambda t: t.assign(reported=["A18", "B01/Z9"]), r"cites 'Z9'"),
-    (lambda t: t.assign(claim=["01:A18:x", "01:A18:x"]),
-     r"^claims table: the claim id '01:A18:x' appears more than once$"),
-    (lambda t: t.assign(verdict=["supports", "maybe"]), r"^claims table: verdict 'maybe' is not one of supports, "),
-])
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        (lambda t: t.drop(columns="verdict"), r"^claims table lacks the column 'verdict' \(a claims table has claim, "),
+        (
+            lambda t: t.assign(reported=["A18", "A99"]),
+            r"^claims table: claim '01:A05:tiny-lm \(free\)' cites 'A99', "
+            r"not an id of paper_reported.csv$",
+        ),
+        (lambda t: t.assign(reported=["A18", "B01/Z9"]), r"cites 'Z9'"),
+        (
+            lambda t: t.assign(claim=["01:A18:x", "01:A18:x"]),
+            r"^claims table: the claim id '01:A18:x' appears more than once$",
+        ),
+        (lambda t: t.assign(verdict=["supports", "maybe"]), r"^claims table: verdict 'maybe' is not one of supports, "),
+    ],
+)
 def test_a_bad_table_is_refused_in_one_line(fault, message):
     table = claims_table(rows(), "01_environment_and_reward", "smoke")
     with pytest.raises(ValueError, match=message) as refused:
@@ -76,28 +90,37 @@ def test_each_notebook_writes_its_own_file_and_reads_it_back(tmp_path):
 
 
 def test_notebook_99_s_table_stacks_every_file_paper_a_first_and_counts_the_verdicts(tmp_path):
-    write_claims(claims_table(rows(reported=["B03", "B04"], shown=[False, pd.NA]), "11_bandit_greediness", "smoke"),
-                 tmp_path)
+    write_claims(
+        claims_table(rows(reported=["B03", "B04"], shown=[False, pd.NA]), "11_bandit_greediness", "smoke"), tmp_path
+    )
     write_claims(claims_table(rows(), "01_environment_and_reward", "smoke"), tmp_path)
     table = collect_claims(tmp_path)
     compared = table[table["notebook"] != "99_claims"]
-    assert compared["claim"].tolist() == ["01:A18:policy:no_action", "01:A05:tiny-lm (free)",
-                                          "11:B03:policy:no_action", "11:B04:tiny-lm (free)"]
+    assert compared["claim"].tolist() == [
+        "01:A18:policy:no_action",
+        "01:A05:tiny-lm (free)",
+        "11:B03:policy:no_action",
+        "11:B04:tiny-lm (free)",
+    ]
     # every other reported number is listed, with no number of ours, as cannot test
     left = table[table["notebook"] == "99_claims"]
     assert len(left) == 18 + 30 - 4 and set(left["verdict"]) == {"cannot test"} and left["ours"].isna().all()
     assert "A01" in set(left["reported"]) and not {"A05", "A18", "B03", "B04"} & set(left["reported"])
     assert table["paper"].tolist() == sorted(table["paper"])  # paper A first
     assert pd.read_csv(tmp_path / "claims.csv")["verdict"].tolist() == table["verdict"].tolist()
-    assert n99_claims.contributors_sentence(table) == ("4 claims from 2 notebooks: `01_environment_and_reward` (2), "
-                                                   "`11_bandit_greediness` (2). Notebooks that wrote no claims file "
-                                                   "have none in the table; the 44 reported numbers that no notebook "
-                                                   "addresses are listed as cannot test.")
+    assert n99_claims.contributors_sentence(table) == (
+        "4 claims from 2 notebooks: `01_environment_and_reward` (2), "
+        "`11_bandit_greediness` (2). Notebooks that wrote no claims file "
+        "have none in the table; the 44 reported numbers that no notebook "
+        "addresses are listed as cannot test."
+    )
     assert n99_claims.paper_sentences(table).splitlines() == [
         "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 and cannot test 1.",
-        "- **Paper B**: 2 claims on 2 of its 30 reported numbers; our run supports 0, contradicts 1 and cannot test 1."]
+        "- **Paper B**: 2 claims on 2 of its 30 reported numbers; our run supports 0, contradicts 1 and cannot test 1.",
+    ]
     assert n99_claims.paper_sentences(table[table["paper"] == "B"]).splitlines()[0] == (
-        "- **Paper A**: no notebook has set our numbers beside its 18 reported numbers yet.")
+        "- **Paper A**: no notebook has set our numbers beside its 18 reported numbers yet."
+    )
 
 
 def test_two_files_giving_one_claim_id_and_no_file_at_all_are_refused(tmp_path):
@@ -112,40 +135,66 @@ def test_two_files_giving_one_claim_id_and_no_file_at_all_are_refused(tmp_path):
 
 
 def test_notebook_11_s_table_in_the_schema_keeps_every_row(tmp_path):
-    greediness = pd.DataFrame({
-        "model": ["tiny-lm"] * 2, "decision": ["constrained"] * 2, "id": ["B01/B02", "B04"],
-        "claim": ["coverage after 50 steps, 10 arms, CoT", "coverage, 20 arms"],
-        "paper": ["0.40 (2B), 0.65 (9B, 27B)", "0.45"], "ours": [0.2, float("nan")],
-        "the effect, if": ["below UCB's 1.00", "below UCB's 1.00"], "shown": pd.array([True, pd.NA], dtype="boolean")})
+    greediness = pd.DataFrame(
+        {
+            "model": ["tiny-lm"] * 2,
+            "decision": ["constrained"] * 2,
+            "id": ["B01/B02", "B04"],
+            "claim": ["coverage after 50 steps, 10 arms, CoT", "coverage, 20 arms"],
+            "paper": ["0.40 (2B), 0.65 (9B, 27B)", "0.45"],
+            "ours": [0.2, float("nan")],
+            "the effect, if": ["below UCB's 1.00", "below UCB's 1.00"],
+            "shown": pd.array([True, pd.NA], dtype="boolean"),
+        }
+    )
     (tmp_path / "11_bandit_runs").mkdir()
     table = n11_greediness.greediness_claims_table(greediness, tmp_path / "11_bandit_runs", "smoke")
     assert table["claim"].tolist() == ["11:B01/B02:tiny-lm (constrained)", "11:B04:tiny-lm (constrained)"]
-    assert table[["what", "paper_value", "effect_if"]].values.tolist() == greediness[
-        ["claim", "paper", "the effect, if"]].values.tolist()
+    assert (
+        table[["what", "paper_value", "effect_if"]].values.tolist()
+        == greediness[["claim", "paper", "the effect, if"]].values.tolist()
+    )
     assert table["ours"].tolist()[0] == 0.2 and table["verdict"].tolist() == ["supports", "cannot test"]
     assert set(table["source"]) == {"11_bandit_runs/"} and set(table["notebook"]) == {"11_bandit_greediness"}
 
 
 def test_notebook_12_s_table_becomes_three_claims_per_model(tmp_path):
-    frequency_bias = pd.DataFrame([{
-        "model": "tiny-lm", "r": -0.3, "p": 0.0123, "paper r (2B / 27B)": "-0.67 / 0.61", "frequent": 0.4,
-        "greedy": 0.35, "other": 0.25, "paper frequent (2B / 27B)": "0.96 / 0.14", "frequent, 0-10 repetitions": 0.6,
-        "paper frequent 0-10 (2B)": "0.70", "shown: r < 0 and frequent > 0.5": False}])
+    frequency_bias = pd.DataFrame(
+        [
+            {
+                "model": "tiny-lm",
+                "r": -0.3,
+                "p": 0.0123,
+                "paper r (2B / 27B)": "-0.67 / 0.61",
+                "frequent": 0.4,
+                "greedy": 0.35,
+                "other": 0.25,
+                "paper frequent (2B / 27B)": "0.96 / 0.14",
+                "frequent, 0-10 repetitions": 0.6,
+                "paper frequent 0-10 (2B)": "0.70",
+                "shown: r < 0 and frequent > 0.5": False,
+            }
+        ]
+    )
     (tmp_path / "12_frequency_bias_runs").mkdir()
     table = n12_frequency_bias.frequency_bias_claims_table(frequency_bias, tmp_path / "12_frequency_bias_runs", "smoke")
     assert table["reported"].tolist() == ["B06", "B07", "B18"]
     assert table["ours"].tolist() == [-0.3, 0.4, 0.6] and table["paper_value"].tolist() == ["-0.67", "0.96", "0.70"]
     assert table["verdict"].tolist() == ["supports", "contradicts", "supports"]
-    assert table["note"].tolist() == ["p = 0.012; paper 2B / 27B: -0.67 / 0.61",
-                                      "greedy 0.35, other 0.25; paper 2B / 27B: 0.96 / 0.14", ""]
+    assert table["note"].tolist() == [
+        "p = 0.012; paper 2B / 27B: -0.67 / 0.61",
+        "greedy 0.35, other 0.25; paper 2B / 27B: 0.96 / 0.14",
+        "",
+    ]
     assert set(table["source"]) == {"12_frequency_bias_runs/"}
 
 
 def test_notebook_01_s_degenerate_maximum_is_one_claim_over_every_n():
     from paperlib.reports.n01_environment import degenerate_claims_table
 
-    summary = pd.DataFrame({"policy": ["no_action"] * 2 + ["waiter"], "n": [5, 10, 5], "reward": [1.0, 1.0, 0.4],
-                            "episodes": [30, 30, 30]})
+    summary = pd.DataFrame(
+        {"policy": ["no_action"] * 2 + ["waiter"], "n": [5, 10, 5], "reward": [1.0, 1.0, 0.4], "episodes": [30, 30, 30]}
+    )
     table = degenerate_claims_table(summary, "data/01_scripted_episodes.parquet", "cpu")
     (row,) = table.to_dict("records")
     assert (row["reported"], row["ours"], row["verdict"]) == ("A18", 1.0, "supports")
@@ -154,32 +203,45 @@ def test_notebook_01_s_degenerate_maximum_is_one_claim_over_every_n():
     assert (short["ours"].item(), short["verdict"].item()) == (0.9, "contradicts")
 
 
-
 def test_notebook_01_s_sentence_ranks_no_action_against_the_best_policy_that_eats():
     from paperlib.reports.n01_environment import degenerate_sentence
 
-    summary = pd.DataFrame({"policy": ["no_action", "waiter", "left_first"] * 2, "n": [5, 5, 5, 10, 10, 10],
-                            "reward": [1.0, 0.9, 0.0, 0.8, 0.9, 0.0], "reward_shaped": [0.0, 0.9, 0.0, 0.0, 0.9, 0.0],
-                            "meals": [0.0, 1.0, 0.0, 0.0, 1.0, 0.0]})
+    summary = pd.DataFrame(
+        {
+            "policy": ["no_action", "waiter", "left_first"] * 2,
+            "n": [5, 5, 5, 10, 10, 10],
+            "reward": [1.0, 0.9, 0.0, 0.8, 0.9, 0.0],
+            "reward_shaped": [0.0, 0.9, 0.0, 0.0, 0.9, 0.0],
+            "meals": [0.0, 1.0, 0.0, 0.0, 1.0, 0.0],
+        }
+    )
     sentence = degenerate_sentence(summary)
     paper, shaped = sentence.split("Under the shaped reward")
     assert "N = 5: 1.000, the top score (the best policy that eats, `waiter`, 0.900)" in paper
     assert "N = 10: 0.800, below 1 of the 2 other policies" in paper
     assert "N = 5: 0.000, below 1 of the 2 other policies" in shaped
 
+
 def test_notebook_13_s_runs_become_two_claims_each():
-    matrix = pd.DataFrame({"optimal": [10.0, 5.0], "greedy": [60.0, 20.0], "other": [2.0, 3.0]},
-                          index=pd.Index(["correct", "wrong"], name="rationale"))
+    matrix = pd.DataFrame(
+        {"optimal": [10.0, 5.0], "greedy": [60.0, 20.0], "other": [2.0, 3.0]},
+        index=pd.Index(["correct", "wrong"], name="rationale"),
+    )
     run = "llm/gemma2-27b/knowing_doing/free/tokens2048/k10/low/T50/M64"
-    table = pd.DataFrame([{"run": run, "steps": 3200, "wrote any UCB value": 0.95, "correct rationale": 0.72,
-                           "valid action": 1.0}])
-    claims_of = n13_knowing_doing.knowing_doing_claims_table(table, {run: matrix}, "data/13_knowing_doing_runs", "paper")
+    table = pd.DataFrame(
+        [{"run": run, "steps": 3200, "wrote any UCB value": 0.95, "correct rationale": 0.72, "valid action": 1.0}]
+    )
+    claims_of = n13_knowing_doing.knowing_doing_claims_table(
+        table, {run: matrix}, "data/13_knowing_doing_runs", "paper"
+    )
     by_id = claims_of.set_index("reported")
     assert by_id.loc["B16", "ours"] == pytest.approx(72.0) and by_id.loc["B16", "verdict"] == "supports"
     assert by_id.loc["B10", "ours"] == 60.0 and by_id.loc["B10", "verdict"] == "supports"
     assert set(claims_of["model"]) == {"gemma2-27b (free)"}
-    flipped = n13_knowing_doing.knowing_doing_claims_table(table.assign(**{"correct rationale": 0.0}),
-                                                     {run: matrix[["greedy", "optimal", "other"]].rename(
-                                                         columns={"greedy": "optimal", "optimal": "greedy"})},
-                                                     "x", "cpu").set_index("reported")
+    flipped = n13_knowing_doing.knowing_doing_claims_table(
+        table.assign(**{"correct rationale": 0.0}),
+        {run: matrix[["greedy", "optimal", "other"]].rename(columns={"greedy": "optimal", "optimal": "greedy"})},
+        "x",
+        "cpu",
+    ).set_index("reported")
     assert list(flipped["verdict"]) == ["contradicts", "contradicts"]

@@ -8,9 +8,27 @@ import pandas as pd
 import pytest
 
 EPISODE_COLUMNS = {
-    "episode", "seed", "policy", "n", "rounds", "mode", "deadlock", "deadlock_round", "meals", "meals_total",
-    "actions_total", "think_actions", "invalid_actions", "no_actions", "r_nd", "r_thru", "r_fair", "r_idle",
-    "reward", "reward_unclipped", "reward_shaped",
+    "episode",
+    "seed",
+    "policy",
+    "n",
+    "rounds",
+    "mode",
+    "deadlock",
+    "deadlock_round",
+    "meals",
+    "meals_total",
+    "actions_total",
+    "think_actions",
+    "invalid_actions",
+    "no_actions",
+    "r_nd",
+    "r_thru",
+    "r_fair",
+    "r_idle",
+    "reward",
+    "reward_unclipped",
+    "reward_shaped",
 }
 STEP_COLUMNS = {"episode", "seed", "seat", "turn", "action", "valid", "holds_left", "holds_right", "meals"}
 
@@ -21,26 +39,74 @@ def paperlib(*args):
 
 def test_run_writes_episode_and_step_rows(tmp_path):
     out, steps_out = tmp_path / "ep.parquet", tmp_path / "st.parquet"
-    result = paperlib("philosophers", "run", "--policy", "random", "--n", "5", "--episodes", "4", "--rounds", "6",
-                      "--seed", "7", "--out", str(out), "--steps-out", str(steps_out))
+    result = paperlib(
+        "philosophers",
+        "run",
+        "--policy",
+        "random",
+        "--n",
+        "5",
+        "--episodes",
+        "4",
+        "--rounds",
+        "6",
+        "--seed",
+        "7",
+        "--out",
+        str(out),
+        "--steps-out",
+        str(steps_out),
+    )
     assert result.returncode == 0, result.stderr
     episodes, steps = pd.read_parquet(out), pd.read_parquet(steps_out)
     assert EPISODE_COLUMNS <= set(episodes.columns) and STEP_COLUMNS <= set(steps.columns)
     assert list(episodes["seed"]) == [7, 8, 9, 10] and (episodes["policy"] == "random").all()
     assert len(steps) == 5 * episodes["rounds_played"].sum()
-    assert set(steps["action"]) <= {"pick_up_left", "pick_up_right", "put_down_left", "put_down_right", "eat",
-                                    "think", "none"}
+    assert set(steps["action"]) <= {
+        "pick_up_left",
+        "pick_up_right",
+        "put_down_left",
+        "put_down_right",
+        "eat",
+        "think",
+        "none",
+    }
     # one episode reruns alone from its own seed
     alone = tmp_path / "alone.parquet"
-    paperlib("philosophers", "run", "--policy", "random", "--episodes", "1", "--rounds", "6", "--seed", "9",
-             "--out", str(alone))
+    paperlib(
+        "philosophers",
+        "run",
+        "--policy",
+        "random",
+        "--episodes",
+        "1",
+        "--rounds",
+        "6",
+        "--seed",
+        "9",
+        "--out",
+        str(alone),
+    )
     assert pd.read_parquet(alone)["meals"].iloc[0].tolist() == episodes["meals"].iloc[2].tolist()
 
 
 def test_sequential_mode_is_recorded(tmp_path):
     out = tmp_path / "ep.parquet"
-    assert paperlib("philosophers", "run", "--policy", "left_first", "--mode", "sequential", "--episodes", "2",
-                    "--out", str(out)).returncode == 0
+    assert (
+        paperlib(
+            "philosophers",
+            "run",
+            "--policy",
+            "left_first",
+            "--mode",
+            "sequential",
+            "--episodes",
+            "2",
+            "--out",
+            str(out),
+        ).returncode
+        == 0
+    )
     episodes = pd.read_parquet(out)
     assert (episodes["mode"] == "sequential").all() and episodes["deadlock"].all()
     assert (episodes["deadlock_round"] == 1).all()
@@ -107,8 +173,21 @@ def test_scripted_run_loads_no_model_library(tmp_path):
 
 def test_eval_writes_a_store_and_resumes_without_redoing(tmp_path):
     out = tmp_path / "run"
-    args = ["philosophers", "eval", "--model", "policy:random", "--n", "3", "5", "--episodes", "3", "--rounds", "4",
-            "--out", str(out)]
+    args = [
+        "philosophers",
+        "eval",
+        "--model",
+        "policy:random",
+        "--n",
+        "3",
+        "5",
+        "--episodes",
+        "3",
+        "--rounds",
+        "4",
+        "--out",
+        str(out),
+    ]
     first = paperlib(*args)
     assert first.returncode == 0, first.stderr
     assert "policy:random N=3: 3 episodes" in first.stdout and "N=5" in first.stdout
@@ -151,16 +230,37 @@ def test_eval_bad_arguments_fail_with_one_line(tmp_path, monkeypatch, capsys, ar
 
 def test_eval_refuses_to_mix_settings_in_one_directory(tmp_path):
     out = str(tmp_path / "run")
-    assert paperlib("philosophers", "eval", "--model", "policy:waiter", "--n", "3", "--episodes", "2",
-                    "--out", out).returncode == 0
-    result = paperlib("philosophers", "eval", "--model", "policy:waiter", "--n", "3", "--episodes", "2",
-                      "--mode", "sequential", "--out", out)
+    assert (
+        paperlib(
+            "philosophers", "eval", "--model", "policy:waiter", "--n", "3", "--episodes", "2", "--out", out
+        ).returncode
+        == 0
+    )
+    result = paperlib(
+        "philosophers",
+        "eval",
+        "--model",
+        "policy:waiter",
+        "--n",
+        "3",
+        "--episodes",
+        "2",
+        "--mode",
+        "sequential",
+        "--out",
+        out,
+    )
     assert result.returncode == 2 and "mode=simultaneous, not sequential" in result.stderr
 
 
-@pytest.mark.parametrize("args, message", [(["--n", "1"], "at least 2 philosophers"),
-                                           (["--naive", "1"], "--naive must be at least 2"),
-                                           (["--model", "no-such-model"], "unknown model 'no-such-model'")])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--n", "1"], "at least 2 philosophers"),
+        (["--naive", "1"], "--naive must be at least 2"),
+        (["--model", "no-such-model"], "unknown model 'no-such-model'"),
+    ],
+)
 def test_bench_bad_arguments_fail_with_one_line(capsys, args, message):
     from paperlib.cli import main
 

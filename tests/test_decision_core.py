@@ -5,15 +5,18 @@ import math
 
 import numpy as np
 import pytest
-
-from paperlib.backends.base import Capabilities
 from scripted_backend import ScriptedBackend
 
+from paperlib.backends.base import Capabilities
 from paperlib.llm.core import ActionFormat, DecisionCore, Request, check_settings, choose_scored, with_answer_prefix
 
 NAMES = ("red", "blue", "green")
-FORMAT = ActionFormat(candidates=NAMES, parse=lambda t: NAMES.index(t.split("=")[-1]) if "=" in t and t.split("=")[-1] in NAMES else None,
-                      answer_prefix="A=", stop=("\n",))
+FORMAT = ActionFormat(
+    candidates=NAMES,
+    parse=lambda t: NAMES.index(t.split("=")[-1]) if "=" in t and t.split("=")[-1] in NAMES else None,
+    answer_prefix="A=",
+    stop=("\n",),
+)
 
 
 def requests(*seeds, stream=False):
@@ -71,8 +74,10 @@ def test_constrained_identical_prompts_are_scored_once():
 
 def test_constrained_with_writing_first_stops_at_the_prefix_and_joins_the_text():
     fmt = ActionFormat(candidates=NAMES, parse=FORMAT.parse, answer_prefix="A=", write_first=True)
-    backend = ScriptedBackend(["green looks good", "so A="],
-                              scores={"u1>green looks good\nA=": [-2.0, -3.0, -0.5], "u2>so A=": [-0.2, -3.0, -4.0]})
+    backend = ScriptedBackend(
+        ["green looks good", "so A="],
+        scores={"u1>green looks good\nA=": [-2.0, -3.0, -0.5], "u2>so A=": [-0.2, -3.0, -4.0]},
+    )
     core = DecisionCore(backend, fmt, mode="constrained", temperature=0.0, max_new_tokens=5)
     core.reset([1, 2])
     a, b = core.decide(requests(1, 2, stream=True))

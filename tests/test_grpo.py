@@ -40,19 +40,23 @@ def test_the_default_is_the_papers_recipe():
     assert (table["source"] != "run").sum() == len(table) - 4
     assert recipe("cpu").model == "qwen2.5-coder-0.5b" and recipe("cpu").steps == 16
     assert recipe("cpu").profile == "cpu" and recipe("paper") == TableSettings(
-        profile="paper", max_new_tokens=1024, micro_batch=6, generation="vllm")
+        profile="paper", max_new_tokens=1024, micro_batch=6, generation="vllm"
+    )
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"steps": 0}, "steps must be at least 1, got 0"),
-    ({"group_size": 1}, "a group of 1 episode"),
-    ({"model": "no-such-model"}, "unknown model 'no-such-model'"),
-    ({"model": "gpt-5.4"}, "gateway model"),
-    ({"reward": "meals"}, "unknown reward 'meals'; choose one of paper, shaped, valid"),
-    ({"rows": "episode"}, "unknown rows 'episode'"),
-    ({"micro_batch": 5}, "micro_batch 5 must divide the step's 12 rows"),
-    ({"temperature": 0.0}, "must be positive"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"steps": 0}, "steps must be at least 1, got 0"),
+        ({"group_size": 1}, "a group of 1 episode"),
+        ({"model": "no-such-model"}, "unknown model 'no-such-model'"),
+        ({"model": "gpt-5.4"}, "gateway model"),
+        ({"reward": "meals"}, "unknown reward 'meals'; choose one of paper, shaped, valid"),
+        ({"rows": "episode"}, "unknown rows 'episode'"),
+        ({"micro_batch": 5}, "micro_batch 5 must divide the step's 12 rows"),
+        ({"temperature": 0.0}, "must be positive"),
+    ],
+)
 def test_bad_settings_are_refused_in_one_line(overrides, message):
     with pytest.raises(ValueError, match=message) as error:
         recipe("smoke", **overrides)
@@ -89,9 +93,11 @@ def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="paperlib")
     train_cli.add_commands(parser.add_subparsers(dest="group"))
     base = ["train", "grpo", "--profile", "smoke", "--out", str(tmp_path / "run")]
-    for extra, message in [(["--steps", "0"], "must be a positive integer, got 0"),
-                           (["--group-size", "1"], "a group needs at least 2 episodes"),
-                           (["--reward", "meals"], "invalid choice: 'meals'")]:
+    for extra, message in [
+        (["--steps", "0"], "must be a positive integer, got 0"),
+        (["--group-size", "1"], "a group needs at least 2 episodes"),
+        (["--reward", "meals"], "invalid choice: 'meals'"),
+    ]:
         with pytest.raises(SystemExit):
             parser.parse_args(base + extra)
         assert message in capsys.readouterr().err
@@ -117,8 +123,11 @@ def test_dataset_rows_are_seed_major():
     assert rows[:4] == [{"seed": a, "seat": 0}, {"seed": a, "seat": 1}, {"seed": a, "seat": 2}, {"seed": b, "seat": 0}]
     assert rows[6]["seed"] == s.step_seeds(2)[0] == b + 1
     turns = [json.loads(r) for r in recipe("smoke").dataset_rows()]
-    assert turns[:3] == [{"seed": a, "seat": 0, "turn": 1}, {"seed": a, "seat": 0, "turn": 2},
-                         {"seed": a, "seat": 1, "turn": 1}]
+    assert turns[:3] == [
+        {"seed": a, "seat": 0, "turn": 1},
+        {"seed": a, "seat": 0, "turn": 2},
+        {"seed": a, "seat": 1, "turn": 1},
+    ]
 
 
 def test_trls_warning_of_masked_turn_rows_is_filtered_as_accelerate_logs_it():
@@ -140,8 +149,10 @@ def test_the_adapter_hash_is_the_files_and_sees_every_value(tmp_path):
     (tmp_path / "checkpoint-1").mkdir()
     save_file(tensors, tmp_path / "checkpoint-1" / "adapter_model.safetensors")
     assert file_hash(tmp_path / "checkpoint-1") == adapter_hash(dict(reversed(list(tensors.items()))))
-    changed = {**tensors, "b.lora_B": torch.zeros(2, 3).index_put_((torch.tensor(1), torch.tensor(2)),
-                                                                    torch.tensor(1e-8))}
+    changed = {
+        **tensors,
+        "b.lora_B": torch.zeros(2, 3).index_put_((torch.tensor(1), torch.tensor(2)), torch.tensor(1e-8)),
+    }
     assert adapter_hash(changed) != adapter_hash(tensors)
     assert adapter_hash({"a": torch.zeros(6)}) != adapter_hash({"a": torch.zeros(2, 3)})  # the shape counts
 
@@ -176,10 +187,22 @@ def test_rewind_drops_what_a_killed_run_left_after_its_last_complete_checkpoint(
 #   episode 3 (seed B, j = 1): no call, no call | think, no call        valid share 1/4
 ROUND_1 = [call("think"), "hello", call("pick_up_left"), call("pick_up_left"), call("eat"), call("think"), "x", "y"]
 ROUND_2 = [call("think"), call("eat"), call("think"), call("think"), call("think"), "z"]
-COMPLETION = {(0, 0, 1): ROUND_1[0], (0, 1, 1): ROUND_1[1], (1, 0, 1): ROUND_1[2], (1, 1, 1): ROUND_1[3],
-              (2, 0, 1): ROUND_1[4], (2, 1, 1): ROUND_1[5], (3, 0, 1): ROUND_1[6], (3, 1, 1): ROUND_1[7],
-              (0, 0, 2): ROUND_2[0], (0, 1, 2): ROUND_2[1], (2, 0, 2): ROUND_2[2], (2, 1, 2): ROUND_2[3],
-              (3, 0, 2): ROUND_2[4], (3, 1, 2): ROUND_2[5]}
+COMPLETION = {
+    (0, 0, 1): ROUND_1[0],
+    (0, 1, 1): ROUND_1[1],
+    (1, 0, 1): ROUND_1[2],
+    (1, 1, 1): ROUND_1[3],
+    (2, 0, 1): ROUND_1[4],
+    (2, 1, 1): ROUND_1[5],
+    (3, 0, 1): ROUND_1[6],
+    (3, 1, 1): ROUND_1[7],
+    (0, 0, 2): ROUND_2[0],
+    (0, 1, 2): ROUND_2[1],
+    (2, 0, 2): ROUND_2[2],
+    (2, 1, 2): ROUND_2[3],
+    (3, 0, 2): ROUND_2[4],
+    (3, 1, 2): ROUND_2[5],
+}
 VALID_SHARE = [0.5, 1.0, 0.75, 0.25]
 
 
@@ -202,8 +225,9 @@ def scripted_rollout(tmp_path, rows):
     rollout.backend = ScriptedBackend(ROUND_1 + ROUND_2)
     trainer = FakeTrainer()
     dataset = settings.dataset_rows()
-    prompts = [row for row in dataset[:len(dataset) // settings.steps]
-               for _ in range(settings.group_size)]  # trl's repetition of each row, one step's batch
+    prompts = [
+        row for row in dataset[: len(dataset) // settings.steps] for _ in range(settings.group_size)
+    ]  # trl's repetition of each row, one step's batch
     return settings, rollout, trainer, prompts, rollout(prompts, trainer)
 
 
@@ -246,8 +270,8 @@ def test_seat_rows_pack_the_turns_and_mask_the_later_prompts(tmp_path):
     i = prompts.index(json.dumps({"seed": seed_a, "seat": 1}))  # its first repetition: episode 0, seat 1
     c1, c2 = ([ord(c) for c in COMPLETION[(0, 1, t)]] for t in (1, 2))
     completion, mask = out["completion_ids"][i], out["env_mask"][i]
-    assert completion[:len(c1)] == c1 and completion[-len(c2):] == c2
-    later_prompt = "".join(map(chr, completion[len(c1):-len(c2)]))
+    assert completion[: len(c1)] == c1 and completion[-len(c2) :] == c2
+    later_prompt = "".join(map(chr, completion[len(c1) : -len(c2)]))
     assert "You are philosopher 1. Round 2." in later_prompt
     assert mask == [1] * len(c1) + [0] * (len(completion) - len(c1) - len(c2)) + [1] * len(c2)
     assert out["episode_reward"][i] == 0.5 and out["episode_reward"][i + 1] == 1.0  # episodes 0 and 1
@@ -284,8 +308,7 @@ def test_a_smoke_run_saves_an_adapter_and_a_log_row_per_step(grpo_smoke_run):
         row = log[log["step"] == step].iloc[0]
         called = rows["action"] != "none"
         assert row["valid_call_rate"] == pytest.approx(called.mean())
-        assert row["valid_share_mean"] == pytest.approx(
-            (rows["valid"] & called).groupby(rows["episode"]).mean().mean())
+        assert row["valid_share_mean"] == pytest.approx((rows["valid"] & called).groupby(rows["episode"]).mean().mean())
         assert len(rows) == settings.groups * settings.group_size * settings.n * settings.rounds
     assert np.isfinite(log[["loss", "kl", "grad_norm", "entropy", "seconds"]].to_numpy()).all()
     assert set(log["reward"]) == {"valid"} and set(log["profile"]) == {"smoke"}
@@ -299,8 +322,9 @@ def test_rollouts_come_from_the_adapter_of_the_step_before(grpo_smoke_run):
     for step in (1, 2):
         assert by_step.loc[step, "rollout_adapter_hash"] != by_step.loc[step, "adapter_hash"]
     episodes = run.rollouts("episodes")
-    assert (episodes.groupby("train_step")["adapter_hash"].unique().map(list).to_dict()
-            == {step: [by_step.loc[step, "rollout_adapter_hash"]] for step in (1, 2)})
+    assert episodes.groupby("train_step")["adapter_hash"].unique().map(list).to_dict() == {
+        step: [by_step.loc[step, "rollout_adapter_hash"]] for step in (1, 2)
+    }
 
 
 @pytest.mark.slow
@@ -331,15 +355,27 @@ def test_shared_prefix_log_probabilities_and_gradients_match_trls(tmp_path):
             p.data.normal_(0, 0.02)
     backend = HFBackend(settings.model, lm=model, tokenizer=trainer.processing_class)
     version = get_prompt(settings.prompt)
-    prompts = [backend.encode(backend.render(version.conversation(observe(initial_table(3), i), native_tools=False)))
-               for i in range(3)]
+    prompts = [
+        backend.encode(backend.render(version.conversation(observe(initial_table(3), i), native_tools=False)))
+        for i in range(3)
+    ]
     prompts.append(prompts[0][:-5])  # a shorter prompt: rows of different lengths
     completions = [[1, 2, 3, 4, 5], [7, 8], [9, 10, 11, 12, 13, 14, 15], [20, 21, 22]]
     pad_id = trainer.processing_class.pad_token_id
-    ids = torch.cat([pad([torch.tensor(p) for p in prompts], pad_id, "left"),
-                     pad([torch.tensor(c) for c in completions], pad_id, "right")], 1)
-    mask = torch.cat([pad([torch.ones(len(p), dtype=torch.long) for p in prompts], 0, "left"),
-                      pad([torch.ones(len(c), dtype=torch.long) for c in completions], 0, "right")], 1)
+    ids = torch.cat(
+        [
+            pad([torch.tensor(p) for p in prompts], pad_id, "left"),
+            pad([torch.tensor(c) for c in completions], pad_id, "right"),
+        ],
+        1,
+    )
+    mask = torch.cat(
+        [
+            pad([torch.ones(len(p), dtype=torch.long) for p in prompts], 0, "left"),
+            pad([torch.ones(len(c), dtype=torch.long) for c in completions], 0, "right"),
+        ],
+        1,
+    )
     width = max(map(len, completions))
     keep = mask[:, -width:]
     model.train()
@@ -349,8 +385,11 @@ def test_shared_prefix_log_probabilities_and_gradients_match_trls(tmp_path):
         model.zero_grad()
         logps, entropy, _ = method(model, ids, mask, width, compute_entropy=True)
         ((logps * keep).sum() + 0.1 * (entropy * keep).sum()).backward()
-        return logps.detach() * keep, entropy.detach() * keep, {n: p.grad for n, p in model.named_parameters()
-                                                                 if p.grad is not None}
+        return (
+            logps.detach() * keep,
+            entropy.detach() * keep,
+            {n: p.grad for n, p in model.named_parameters() if p.grad is not None},
+        )
 
     ours = logps_and_grads(trainer._get_per_token_logps_and_entropies)
     theirs = logps_and_grads(lambda *a, **k: GRPOTrainer._get_per_token_logps_and_entropies(trainer, *a, **k))
@@ -378,8 +417,12 @@ def test_the_positive_control_rises(tmp_path):
     lm, tokenizer = load_local(settings.model)
 
     def valid_share(model):
-        policy = LLMPolicy(HFBackend(settings.model, lm=model, tokenizer=tokenizer), prompt=settings.prompt,
-                           max_new_tokens=settings.max_new_tokens, seed=7)
+        policy = LLMPolicy(
+            HFBackend(settings.model, lm=model, tokenizer=tokenizer),
+            prompt=settings.prompt,
+            max_new_tokens=settings.max_new_tokens,
+            seed=7,
+        )
         episodes, _ = run_episodes(policy, settings.n, settings.rounds, range(VALIDATION_SEEDS, VALIDATION_SEEDS + 30))
         return add_outcomes(episodes)["valid_share"].to_numpy()
 
@@ -407,8 +450,12 @@ def test_validation_plays_each_saved_adapter_and_feeds_best_val(grpo_smoke_run):
     assert set(table["seed"]) == {VALIDATION_SEEDS, VALIDATION_SEEDS + 1, VALIDATION_SEEDS + 2}
     lm, tokenizer = load_local(settings.model)
     alone = PeftModel.from_pretrained(lm, str(run.checkpoint(2)))
-    policy = LLMPolicy(HFBackend(settings.model, lm=alone, tokenizer=tokenizer), prompt=settings.prompt,
-                       max_new_tokens=settings.max_new_tokens, seed=settings.seed)
+    policy = LLMPolicy(
+        HFBackend(settings.model, lm=alone, tokenizer=tokenizer),
+        prompt=settings.prompt,
+        max_new_tokens=settings.max_new_tokens,
+        seed=settings.seed,
+    )
     episodes, _ = run_episodes(policy, settings.n, settings.rounds, range(VALIDATION_SEEDS, VALIDATION_SEEDS + 3))
     columns = ["seed", "actions_total", "invalid_actions", "no_actions", "meals_total", "reward"]
     pd.testing.assert_frame_equal(table[table["step"] == 2][columns].reset_index(drop=True), episodes[columns])

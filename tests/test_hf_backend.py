@@ -6,7 +6,6 @@ import copy
 import numpy as np
 import pytest
 import torch
-
 from transformers import AttentionInterface
 
 from paperlib.backends.base import continuation_ids
@@ -19,7 +18,10 @@ RULES = (
     "Each turn choose one action: think, pick_up_left, pick_up_right, put_down_left, put_down_right, eat. "
     "You eat only while holding both forks. Deadlock happens when everyone holds one fork. " * 3
 )
-TOOL = {"type": "function", "function": {"name": "eat", "description": "Eat.", "parameters": {"type": "object", "properties": {}}}}
+TOOL = {
+    "type": "function",
+    "function": {"name": "eat", "description": "Eat.", "parameters": {"type": "object", "properties": {}}},
+}
 
 
 @pytest.fixture(scope="module")
@@ -29,32 +31,42 @@ def smol():
 
 def observations(n):
     holds = ["no fork", "the left fork", "the right fork", "both forks"]
-    return [f"Round {i}: you hold {holds[i % 4]}; your left neighbour is {'eating' if i % 3 else 'thinking'}. "
-            f"{'The waiter is away. ' * (i % 3)}What do you do?" for i in range(n)]
+    return [
+        f"Round {i}: you hold {holds[i % 4]}; your left neighbour is {'eating' if i % 3 else 'thinking'}. "
+        f"{'The waiter is away. ' * (i % 3)}What do you do?"
+        for i in range(n)
+    ]
 
 
 def chat_prompts(backend, n):
-    return [backend.render([{"role": "system", "content": RULES}, {"role": "user", "content": o}]) for o in observations(n)]
+    return [
+        backend.render([{"role": "system", "content": RULES}, {"role": "user", "content": o}]) for o in observations(n)
+    ]
 
 
 def hf_greedy(backend, prompt, max_new_tokens):
     """transformers' own generate on one unpadded prompt: the independent reference."""
     ids = torch.tensor([backend.encode(prompt)])
     out = backend.lm.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, do_sample=False)
-    return out[0, ids.shape[1]:].tolist()
+    return out[0, ids.shape[1] :].tolist()
 
 
 def test_batched_greedy_equals_per_prompt(smol):
     # prompts of different lengths, two chunks (max_batch=4), no shared-prefix reuse: padding only
-    prompts = ["The capital of France is", "Once upon a time, in a small village by the sea, there lived",
-               "1, 2, 3, 4,", "def fibonacci(n):", "Dear diary, today"]
+    prompts = [
+        "The capital of France is",
+        "Once upon a time, in a small village by the sea, there lived",
+        "1, 2, 3, 4,",
+        "def fibonacci(n):",
+        "Dear diary, today",
+    ]
     smol.reuse_prefix = False
     try:
         batched = smol.generate(prompts, max_new_tokens=10)
     finally:
         smol.reuse_prefix = True
     for prompt, completion in zip(prompts, batched):
-        assert completion.token_ids == hf_greedy(smol, prompt, 10)[:len(completion.token_ids)]
+        assert completion.token_ids == hf_greedy(smol, prompt, 10)[: len(completion.token_ids)]
         assert completion.prompt_tokens == len(smol.encode(prompt))
         assert completion.finish_reason in ("stop", "length")
 
@@ -94,11 +106,15 @@ def run_modes(backend, call):
 def test_prefix_reuse_equals_plain(smol):
     prompts = chat_prompts(smol, 6)
     out = run_modes(smol, lambda: smol.generate(prompts, max_new_tokens=12))
-    assert [c.token_ids for c in out["shared"]] == [c.token_ids for c in out["copied"]] == [c.token_ids for c in out["plain"]]
+    assert (
+        [c.token_ids for c in out["shared"]]
+        == [c.token_ids for c in out["copied"]]
+        == [c.token_ids for c in out["plain"]]
+    )
     assert [c.text for c in out["shared"]] == [c.text for c in out["plain"]]
     assert out["shared_computed"] <= out["copied_computed"] < out["plain_computed"] / 2
     assert out["plain_shared_calls"] == out["copied_shared_calls"] == 0 < out["shared_shared_calls"]
-    assert out["plain"][0].token_ids == hf_greedy(smol, prompts[0], 12)[:len(out["plain"][0].token_ids)]
+    assert out["plain"][0].token_ids == hf_greedy(smol, prompts[0], 12)[: len(out["plain"][0].token_ids)]
     sampled = run_modes(smol, lambda: smol.generate(prompts, max_new_tokens=12, temperature=1.0, seed=3, logprobs=True))
     assert [c.token_ids for c in sampled["shared"]] == [c.token_ids for c in sampled["plain"]]
     for a, b in zip(sampled["shared"], sampled["plain"]):
@@ -109,7 +125,10 @@ def test_prefix_reuse_equals_plain(smol):
 def test_streams_equal_plain_and_compute_less(smol, head):
     history = [f"Step {t}: pressed {'blue' if t % 2 else 'green'}, reward {t % 3}." for t in range(6)]
     keys = ["a", "b", "c"]
-    prompt = lambda k, t: head + f"Buttons: blue, green, red. Instance {k}.\n" + "\n".join(history[:t]) + "\nACTION="
+
+    def prompt(k, t):
+        return head + f"Buttons: blue, green, red. Instance {k}.\n" + "\n".join(history[:t]) + "\nACTION="
+
     smol.forget()
     streamed_computed = plain_computed = 0
     for t in range(1, 5):
@@ -142,7 +161,7 @@ def test_stop_strings(smol):
     text = stopped[0].text
     assert text.endswith(stop) and free[0].text.startswith(text)
     assert stopped[0].finish_reason == "stop"
-    assert stopped[0].token_ids == free[0].token_ids[:len(stopped[0].token_ids)]
+    assert stopped[0].token_ids == free[0].token_ids[: len(stopped[0].token_ids)]
     assert len(stopped[0].token_ids) < len(free[0].token_ids)
 
 
@@ -218,7 +237,7 @@ def test_token_tree_feeds_shared_prefixes_once():
 def test_candidate_tokens_from_joint_tokenisation(smol):
     prompt = "Press a button. ACTION="
     ids = smol.encode(prompt)
-    assert continuation_ids(smol, ids, prompt, "blue") == smol.encode(prompt + "blue")[len(ids):]
+    assert continuation_ids(smol, ids, prompt, "blue") == smol.encode(prompt + "blue")[len(ids) :]
 
 
 def test_render_tools_and_system_fallbacks(smol):
@@ -232,22 +251,27 @@ def test_render_tools_and_system_fallbacks(smol):
     )
     strict = HFBackend(lm=smol.lm, tokenizer=tokenizer)
     assert not strict.supports_system
-    assert strict.render([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]) == "user: S\n\nU\nassistant: "
+    assert (
+        strict.render([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])
+        == "user: S\n\nU\nassistant: "
+    )
 
 
 def test_gemma_long_shared_prefix_matches_reference():
     # longer than Gemma 3's 512-token sliding window; BOS added by the template
     gemma = HFBackend("gemma3-270m")
     assert gemma.bos is not None and not gemma.supports_tools
-    prompts = [gemma.render([{"role": "system", "content": RULES * 3}, {"role": "user", "content": o}])
-               for o in observations(3)]
+    prompts = [
+        gemma.render([{"role": "system", "content": RULES * 3}, {"role": "user", "content": o}])
+        for o in observations(3)
+    ]
     assert prompts[0].startswith("<bos><start_of_turn>user\n") and prompts[0].endswith("<start_of_turn>model\n")
     assert len(gemma.encode(prompts[0])) > 600
     with counting_shared_prefix_calls() as calls:
         out = gemma.generate(prompts, max_new_tokens=6)
     assert not calls  # beyond the window the prefix is copied into the rows
     for prompt, completion in zip(prompts, out):
-        assert completion.token_ids == hf_greedy(gemma, prompt, 6)[:len(completion.token_ids)]
+        assert completion.token_ids == hf_greedy(gemma, prompt, 6)[: len(completion.token_ids)]
     # candidates sharing a prefix, fed as a token tree beyond the window (a mask per layer type)
     candidates = ["pick_up_left", "pick_up_right", "eat", "put_down_left"]
     assert np.allclose(gemma.score(prompts, candidates), naive_scores(gemma, prompts, candidates), atol=1e-3)
@@ -256,4 +280,4 @@ def test_gemma_long_shared_prefix_matches_reference():
     out = run_modes(gemma, lambda: gemma.generate(short, max_new_tokens=6))
     assert out["shared_shared_calls"] > 0
     assert [c.token_ids for c in out["shared"]] == [c.token_ids for c in out["plain"]]
-    assert out["shared"][0].token_ids == hf_greedy(gemma, short[0], 6)[:len(out["shared"][0].token_ids)]
+    assert out["shared"][0].token_ids == hf_greedy(gemma, short[0], 6)[: len(out["shared"][0].token_ids)]

@@ -55,8 +55,9 @@ def test_shared_prefix_attention_equals_attention_over_the_whole_sequence(softca
     real[0, :2] = False
     causal = torch.arange(own - queries, own)[:, None] >= torch.arange(own)
     visible = real[:, None, None, :] & causal
-    out, _ = shared_prefix_attention(_Layer, query, keys, values, visible, scaling=0.3, softcap=softcap,
-                                     shared_prefix=[prefix])
+    out, _ = shared_prefix_attention(
+        _Layer, query, keys, values, visible, scaling=0.3, softcap=softcap, shared_prefix=[prefix]
+    )
     # reference: the prefix copied into every row, every query head reading its kv head
     whole_k = torch.cat([prefix[0].expand(batch, -1, -1, -1), keys], 2).repeat_interleave(heads // kv_heads, 1)
     whole_v = torch.cat([prefix[1].expand(batch, -1, -1, -1), values], 2).repeat_interleave(heads // kv_heads, 1)
@@ -77,7 +78,7 @@ def test_roomy_layer_grows_in_place_and_selects_rows():
     chunks = [torch.randn(4, 2, t, 3) for t in (3, 1, 1, 1, 2)]  # the fourth and fifth outgrow the room
     for i, chunk in enumerate(chunks):
         keys, values = layer.update(chunk, -chunk)
-        expected = torch.cat(chunks[:i + 1], 2)
+        expected = torch.cat(chunks[: i + 1], 2)
         assert torch.equal(keys, expected) and torch.equal(values, -expected)
     layer.batch_select_indices(torch.tensor([3, 1]))
     assert torch.equal(layer.keys, torch.cat(chunks, 2)[[3, 1]]) and layer.get_seq_length() == 8
@@ -104,8 +105,10 @@ print(during.hblkhd - before.hblkhd, during.arena - before.arena, libc.mallinfo2
 """
 
 
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or tuple(map(int, platform.libc_ver()[1].split("."))) < (2, 33),
-                    reason="glibc's malloc settings, read by mallinfo2 (glibc 2.33)")
+@pytest.mark.skipif(
+    platform.libc_ver()[0] != "glibc" or tuple(map(int, platform.libc_ver()[1].split("."))) < (2, 33),
+    reason="glibc's malloc settings, read by mallinfo2 (glibc 2.33)",
+)
 def test_freed_memory_stays_with_the_process():
     """A block past any size threshold comes from the heap, not a mapping of its own, and
     freeing it leaves the heap as large as it was: more than 2 GiB at the top stays too

@@ -10,8 +10,18 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "paperlib"
 GAMES = ("paperlib.philosophers", "paperlib.bandits", "paperlib.tictactoe")
-SHARED = ("paperlib.llm", "paperlib.backends", "paperlib.training", "paperlib.data", "paperlib.stats", "paperlib.paths",
-          "paperlib.argtypes", "paperlib.decisions", "paperlib.models", "paperlib.profiles")
+SHARED = (
+    "paperlib.llm",
+    "paperlib.backends",
+    "paperlib.training",
+    "paperlib.data",
+    "paperlib.stats",
+    "paperlib.paths",
+    "paperlib.argtypes",
+    "paperlib.decisions",
+    "paperlib.models",
+    "paperlib.profiles",
+)
 REPORTS = ("paperlib.reports",)
 
 
@@ -35,8 +45,10 @@ def imports_of(path: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
     files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-    return {name: {target for target in imports_of(path) if target in files and target != name}
-            for name, path in files.items()}
+    return {
+        name: {target for target in imports_of(path) if target in files and target != name}
+        for name, path in files.items()
+    }
 
 
 def within(name: str, prefixes) -> str | None:
@@ -49,7 +61,9 @@ def test_shared_layers_never_import_a_game(graph):
 
 
 def test_no_game_and_no_shared_layer_imports_a_report(graph):
-    upward = [(m, t) for m, targets in graph.items() if within(m, GAMES + SHARED) for t in targets if within(t, REPORTS)]
+    upward = [
+        (m, t) for m, targets in graph.items() if within(m, GAMES + SHARED) for t in targets if within(t, REPORTS)
+    ]
     assert not upward
 
 
@@ -60,8 +74,12 @@ def test_the_trainers_are_checked_as_a_shared_layer(graph):
 
 
 def test_no_game_imports_another(graph):
-    across = [(m, t) for m, targets in graph.items() for t in targets
-              if within(m, GAMES) and within(t, GAMES) and within(m, GAMES) != within(t, GAMES)]
+    across = [
+        (m, t)
+        for m, targets in graph.items()
+        for t in targets
+        if within(m, GAMES) and within(t, GAMES) and within(m, GAMES) != within(t, GAMES)
+    ]
     assert not across
 
 
@@ -73,7 +91,7 @@ def test_the_import_graph_has_no_cycle(graph):
         state[node] = "open"
         for target in sorted(graph[node]):
             if state.get(target) == "open":
-                cycles.append(path[path.index(target):] + [target])
+                cycles.append(path[path.index(target) :] + [target])
             elif target not in state:
                 visit(target, path + [target])
         state[node] = "done"

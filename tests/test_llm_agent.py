@@ -4,12 +4,12 @@ trainer reuses, reproducible sampling, and the batched paths against one-at-a-ti
 import numpy as np
 import pytest
 
-from paperlib.philosophers.parsing import parse_action
-from paperlib.philosophers.llm import LLMPolicy, make_llm_policy
-from paperlib.philosophers.prompts import CALL_PREFIX, CALL_SUFFIX
 from paperlib.backends.hf import HFBackend
 from paperlib.philosophers.env import TOOLS, initial_table, observe
 from paperlib.philosophers.episode import run_episodes
+from paperlib.philosophers.llm import LLMPolicy, make_llm_policy
+from paperlib.philosophers.parsing import parse_action
+from paperlib.philosophers.prompts import CALL_PREFIX, CALL_SUFFIX
 
 pytestmark = pytest.mark.slow
 
@@ -100,10 +100,18 @@ def test_identical_prompts_are_prefilled_once_and_still_sampled_apart(smol):
 def test_make_llm_policy_reuses_a_built_backend_and_refuses_bad_options(smol):
     policy = make_llm_policy("smollm2-135m", backend=smol, prompt="rules-v1", decision="constrained", temperature=0.5)
     assert policy.backend is smol and policy.labels == {
-        "backend": "hf", "decision": "constrained", "prompt_version": "rules-v1", "temperature": 0.5,
-        "max_new_tokens": 32}
-    for options, message in [({"decision": "beam"}, "unknown decision mode"), ({"prompt": "v9"}, "unknown prompt"),
-                             ({"temperature": -1}, "temperature"), ({"max_new_tokens": 0}, "max_new_tokens")]:
+        "backend": "hf",
+        "decision": "constrained",
+        "prompt_version": "rules-v1",
+        "temperature": 0.5,
+        "max_new_tokens": 32,
+    }
+    for options, message in [
+        ({"decision": "beam"}, "unknown decision mode"),
+        ({"prompt": "v9"}, "unknown prompt"),
+        ({"temperature": -1}, "temperature"),
+        ({"max_new_tokens": 0}, "max_new_tokens"),
+    ]:
         with pytest.raises(ValueError, match=message):
             make_llm_policy("smollm2-135m", backend=smol, **options)
 
@@ -112,8 +120,9 @@ def test_bench_drives_the_real_agent(smol):
     from paperlib.bench_hf import bench_batch, report
 
     for decision in ("free", "constrained"):
-        result = bench_batch(backend=smol, episodes=2, rounds=1, naive=2, max_new_tokens=2, decision=decision,
-                             temperature=0.0)
+        result = bench_batch(
+            backend=smol, episodes=2, rounds=1, naive=2, max_new_tokens=2, decision=decision, temperature=0.0
+        )
         assert result["results"]["shared_attention"]["same_as_batched"] == 10  # greedy: every mode agrees
         assert result["results"]["shared_attention"]["decisions"] == 10 and result["results"]["naive"]["decisions"] == 2
         r = result["results"]["prefix_reuse"]

@@ -8,12 +8,12 @@ import json
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
-from paperlib.philosophers.llm import make_llm_policy
-from paperlib.philosophers.prompts import TOOL_SCHEMAS
 from paperlib.data import RolloutStore
 from paperlib.philosophers.env import TOOLS
 from paperlib.philosophers.episode import run_episodes
 from paperlib.philosophers.evaluate import evaluate
+from paperlib.philosophers.llm import make_llm_policy
+from paperlib.philosophers.prompts import TOOL_SCHEMAS
 
 
 @pytest.fixture

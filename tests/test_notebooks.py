@@ -32,9 +32,16 @@ def test_01_environment_and_reward(tmp_path, capsys):
 
 def _run_smoke(number, tmp_path):
     (notebook,) = pipeline.notebooks([number])
-    executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path,
-                                parameters={"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
-                                            "rollouts_dir": str(tmp_path / "rollouts")})
+    executed = pipeline.execute(
+        notebook,
+        "smoke",
+        out_dir=tmp_path,
+        parameters={
+            "data_dir": str(tmp_path / "data"),
+            "figures_dir": str(tmp_path / "figures"),
+            "rollouts_dir": str(tmp_path / "rollouts"),
+        },
+    )
     assert executed.with_suffix(".html").exists()
     _assert_no_checkout_path(executed)
     return tmp_path / "data", tmp_path / "figures"
@@ -74,8 +81,13 @@ def test_12_frequency_bias(tmp_path, capsys):
 
     capsys.readouterr()
     (notebook,) = pipeline.notebooks(["12"])
-    pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", generate=False,
-                     parameters={"data_dir": str(data), "figures_dir": str(figures)})
+    pipeline.execute(
+        notebook,
+        "smoke",
+        out_dir=tmp_path / "again",
+        generate=False,
+        parameters={"data_dir": str(data), "figures_dir": str(figures)},
+    )
     assert "generate = False: reading " in capsys.readouterr().out
     pd.testing.assert_frame_equal(read_claims(data / "12_claims.parquet"), claims)
 
@@ -113,19 +125,47 @@ def _claims_files(data):
     """Two notebooks' claims: paper A's (one supported, one not run) and paper B's (one contradicted)."""
     from paperlib.claims import claims_table, write_claims
 
-    write_claims(claims_table(pd.DataFrame({
-        "reported": ["A18", "A05"], "what": ["reward of a zero-action episode", "mean reward, N = 5"],
-        "model": ["policy:no_action", "tiny-lm (free)"], "ours": [1.0, float("nan")], "effect_if": ["1.0", "below 0.5"],
-        "shown": [True, pd.NA], "source": "01_scripted_episodes.parquet"}), "01_environment_and_reward", "smoke"), data)
-    write_claims(claims_table(pd.DataFrame({
-        "reported": ["B03"], "what": ["coverage without CoT"], "model": ["tiny-lm (constrained)"], "ours": [0.9],
-        "effect_if": ["below the CoT run"], "shown": [False], "source": "11_bandit_runs/"}),
-        "11_bandit_greediness", "smoke"), data)
+    write_claims(
+        claims_table(
+            pd.DataFrame(
+                {
+                    "reported": ["A18", "A05"],
+                    "what": ["reward of a zero-action episode", "mean reward, N = 5"],
+                    "model": ["policy:no_action", "tiny-lm (free)"],
+                    "ours": [1.0, float("nan")],
+                    "effect_if": ["1.0", "below 0.5"],
+                    "shown": [True, pd.NA],
+                    "source": "01_scripted_episodes.parquet",
+                }
+            ),
+            "01_environment_and_reward",
+            "smoke",
+        ),
+        data,
+    )
+    write_claims(
+        claims_table(
+            pd.DataFrame(
+                {
+                    "reported": ["B03"],
+                    "what": ["coverage without CoT"],
+                    "model": ["tiny-lm (constrained)"],
+                    "ours": [0.9],
+                    "effect_if": ["below the CoT run"],
+                    "shown": [False],
+                    "source": "11_bandit_runs/",
+                }
+            ),
+            "11_bandit_greediness",
+            "smoke",
+        ),
+        data,
+    )
 
 
 @pytest.mark.slow
 def test_99_claims(tmp_path):
-    from paperlib.claims import paper_sentences
+    from paperlib.reports.n99_claims import paper_sentences
 
     data = tmp_path / "data"
     _claims_files(data)
@@ -135,16 +175,19 @@ def test_99_claims(tmp_path):
     collected = pd.read_csv(data / "claims.csv")
     assert set(collected.loc[collected["notebook"] == "99_claims", "verdict"]) == {"cannot test"}  # the rest listed
     claims = collected[collected["notebook"] != "99_claims"]
-    assert claims["claim"].tolist() == ["01:A18:policy:no_action", "01:A05:tiny-lm (free)",
-                                        "11:B03:tiny-lm (constrained)"]
+    assert claims["claim"].tolist() == [
+        "01:A18:policy:no_action",
+        "01:A05:tiny-lm (free)",
+        "11:B03:tiny-lm (constrained)",
+    ]
     assert claims["verdict"].tolist() == ["supports", "cannot test", "contradicts"]
     shown = executed.read_text(encoding="utf-8")
     assert "3 claims from 2 notebooks: `01_environment_and_reward` (2), `11_bandit_greediness` (1)." in shown
     sentences = paper_sentences(claims).splitlines()
-    assert sentences == ["- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 "
-                         "and cannot test 1.",
-                         "- **Paper B**: 1 claim on 1 of its 30 reported numbers; our run supports 0, contradicts 1 "
-                         "and cannot test 0."]
+    assert sentences == [
+        "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 and cannot test 1.",
+        "- **Paper B**: 1 claim on 1 of its 30 reported numbers; our run supports 0, contradicts 1 and cannot test 0.",
+    ]
     assert all(sentence in shown for sentence in sentences)
 
 
@@ -154,9 +197,11 @@ def _release_data(data):
 
     data.mkdir(parents=True)
     pd.DataFrame({"model": ["policy:waiter"], "seed": [0], "profile": "smoke", "reward": [0.5]}).to_parquet(
-        data / "01_scripted_episodes.parquet")
-    RolloutStore(data / "11_bandit_runs").append(pd.DataFrame({"model": ["tiny-lm"] * 2, "seed": [0, 1]}),
-                                                 pd.DataFrame({"seed": [0, 0, 1], "action": [2, 1, 0]}))
+        data / "01_scripted_episodes.parquet"
+    )
+    RolloutStore(data / "11_bandit_runs").append(
+        pd.DataFrame({"model": ["tiny-lm"] * 2, "seed": [0, 1]}), pd.DataFrame({"seed": [0, 0, 1], "action": [2, 1, 0]})
+    )
     (data / "paper_reported.csv").write_bytes(paths.PAPER_REPORTED.read_bytes())
     return data
 
@@ -172,8 +217,12 @@ def _run_publish(tmp_path, monkeypatch, **parameters):
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")  # the plain commit path the loopback Hub serves
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path / "executed",
-                                    parameters={"data_dir": str(data), "release_dir": str(release), **parameters})
+        executed = pipeline.execute(
+            notebook,
+            "smoke",
+            out_dir=tmp_path / "executed",
+            parameters={"data_dir": str(data), "release_dir": str(release), **parameters},
+        )
     _assert_no_checkout_path(executed)
     return executed, release, hub
 
@@ -183,8 +232,13 @@ def test_90_publish_datasets(tmp_path, monkeypatch):
     monkeypatch.delenv("HF_TOKEN", raising=False)
     executed, release, hub = _run_publish(tmp_path, monkeypatch)
     assert hub.requests == []  # built and loaded back without the Hub, pushed nowhere
-    assert sorted(p.name for p in release.iterdir()) == ["README.md", "bandit_episodes", "bandit_steps",
-                                                         "paper_reported", "philosophers_scripted_episodes"]
+    assert sorted(p.name for p in release.iterdir()) == [
+        "README.md",
+        "bandit_episodes",
+        "bandit_steps",
+        "paper_reported",
+        "philosophers_scripted_episodes",
+    ]
     shown = executed.read_text(encoding="utf-8")
     assert f"4 of the {len(publish.CONFIGS)} configs, and the dataset card" in shown and "did not push it" in shown
 
@@ -194,8 +248,9 @@ def test_90_pushes_with_the_token_from_the_environment_and_writes_it_nowhere(tmp
     token, repo = "hf_FAKE_notebook_secret_0123456789", "someone/paperlib-rollouts"
     monkeypatch.setenv("HF_TOKEN", token)
     executed, release, hub = _run_publish(tmp_path, monkeypatch, repo_id=repo)
-    assert hub.files(repo) == {p.relative_to(release).as_posix(): p.read_bytes()
-                               for p in sorted(release.rglob("*")) if p.is_file()}
+    assert hub.files(repo) == {
+        p.relative_to(release).as_posix(): p.read_bytes() for p in sorted(release.rglob("*")) if p.is_file()
+    }
     upload = [r for r in hub.requests if r.path.startswith(("/api/repos/", "/api/datasets/"))]
     assert {r.headers.get("authorization") for r in upload} == {f"Bearer {token}"}
     for request in hub.requests:  # the token only as the Authorization header
@@ -214,8 +269,11 @@ def test_03_and_04_grpo(tmp_path, capsys):
     control; notebook 04 validates, selects and evaluates the paper run's adapters from 03's runs."""
     from paperlib.training.checkpoints import RunDir
 
-    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
-                  "runs_dir": str(tmp_path / "runs")}
+    parameters = {
+        "data_dir": str(tmp_path / "data"),
+        "figures_dir": str(tmp_path / "figures"),
+        "runs_dir": str(tmp_path / "runs"),
+    }
     for number in ("03", "04"):
         (notebook,) = pipeline.notebooks([number])
         executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
@@ -254,8 +312,12 @@ def test_03_and_04_grpo(tmp_path, capsys):
 @pytest.mark.slow
 def test_06_knowing_doing_at_the_table(tmp_path):
     (notebook,) = pipeline.notebooks(["06"])  # the notebook asserts the scripted validation itself
-    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
-                  "rollouts_dir": str(tmp_path / "rollouts"), "runs_dir": str(tmp_path / "runs")}  # no GRPO run
+    parameters = {
+        "data_dir": str(tmp_path / "data"),
+        "figures_dir": str(tmp_path / "figures"),
+        "rollouts_dir": str(tmp_path / "rollouts"),
+        "runs_dir": str(tmp_path / "runs"),
+    }  # no GRPO run
     executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
     _assert_no_checkout_path(executed)
     assert "base models only" in executed.read_text()
@@ -263,7 +325,7 @@ def test_06_knowing_doing_at_the_table(tmp_path):
     turns = pd.read_parquet(data / "06_knowing_doing_turns.parquet")
     table = pd.read_parquet(data / "06_knowing_doing_table.parquet")
     assert set(turns["model"]) == {"smollm2-135m"} and set(turns["n"]) == {3}
-    for (model, adapter, n), cell in table.groupby(["model", "adapter", "n"]):  # a matrix per model, adapter and N
+    for (model, _adapter, n), cell in table.groupby(["model", "adapter", "n"]):  # a matrix per model, adapter and N
         assert len(cell) == 6 and cell["share"].sum() == pytest.approx(1.0)
         assert (cell["turns"] == len(turns[(turns["model"] == model) & (turns["n"] == n)])).all()
     summary = pd.read_parquet(data / "06_knowing_vs_doing.parquet")
@@ -275,8 +337,11 @@ def test_06_knowing_doing_at_the_table(tmp_path):
 def test_14_rlft_bandits(tmp_path, capsys):
     """Notebook 14 trains the smoke recipe with and without the bonus, evaluates the base model,
     both adapters, UCB and random on the same held-out instances, and tabulates them."""
-    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
-                  "runs_dir": str(tmp_path / "runs")}
+    parameters = {
+        "data_dir": str(tmp_path / "data"),
+        "figures_dir": str(tmp_path / "figures"),
+        "runs_dir": str(tmp_path / "runs"),
+    }
     (notebook,) = pipeline.notebooks(["14"])
     _assert_no_checkout_path(pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters))
     data, figures = tmp_path / "data", tmp_path / "figures"
@@ -336,8 +401,11 @@ def test_16_tictactoe(tmp_path):
     the scripted players on the same held-out games in every cell, and writes its claims."""
     from paperlib.claims import read_claims
 
-    parameters = {"data_dir": str(tmp_path / "data"), "figures_dir": str(tmp_path / "figures"),
-                  "runs_dir": str(tmp_path / "runs")}
+    parameters = {
+        "data_dir": str(tmp_path / "data"),
+        "figures_dir": str(tmp_path / "figures"),
+        "runs_dir": str(tmp_path / "runs"),
+    }
     (notebook,) = pipeline.notebooks(["16"])
     _assert_no_checkout_path(pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters))
     data, figures = tmp_path / "data", tmp_path / "figures"
@@ -345,8 +413,13 @@ def test_16_tictactoe(tmp_path):
     assert list(zip(log["run"], log["step"])) == [("no CoT", 1), ("no CoT", 2)] and log["value_loss"].notna().all()
     games = pd.read_parquet(data / "16_held_out_games.parquet")
     assert set(games["adapter"]) == {"base", "RLFT", "random", "mcts", "noisy_mcts"}
-    assert set(games["cell"]) == {"random/legal/no_cot/4", "mcts/legal/no_cot/4", "noisy_mcts/legal/no_cot/4",
-                                  "random/no_legal/no_cot/4", "random/legal/cot/4"}
+    assert set(games["cell"]) == {
+        "random/legal/no_cot/4",
+        "mcts/legal/no_cot/4",
+        "noisy_mcts/legal/no_cot/4",
+        "random/no_legal/no_cot/4",
+        "random/legal/cot/4",
+    }
     assert games.groupby(["adapter", "cell"])["seed"].apply(sorted).map(tuple).nunique() == 1  # the same games
     table = pd.read_parquet(data / "16_returns.parquet")
     for row in table[table["metric"] == "return"].itertuples():  # each mean is its games'

@@ -35,8 +35,12 @@ def test_savefig_returns_the_path_relative_to_the_repository(monkeypatch, tmp_pa
 
 def test_index_links_every_executed_notebook_and_figure_relatively(tmp_path):
     build, figures = tmp_path / "build", tmp_path / "figures"
-    for path in (build / "notebooks" / "01_environment_and_reward.html", build / "notebooks" / "11_bandit greediness.html",
-                 figures / "01_reward_vs_meals.png", figures / "11_coverage.png"):
+    for path in (
+        build / "notebooks" / "01_environment_and_reward.html",
+        build / "notebooks" / "11_bandit greediness.html",
+        figures / "01_reward_vs_meals.png",
+        figures / "11_coverage.png",
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x")
     (build / "notebooks" / "01_environment_and_reward.ipynb").write_text("{}")  # not linked: only the HTML
@@ -45,8 +49,12 @@ def test_index_links_every_executed_notebook_and_figure_relatively(tmp_path):
 
     page = index.read_text()
     hrefs = [part.split('"', 1)[0] for part in page.split('href="')[1:]]
-    assert hrefs == ["notebooks/01_environment_and_reward.html", "notebooks/11_bandit%20greediness.html",
-                     "../figures/01_reward_vs_meals.png", "../figures/11_coverage.png"]
+    assert hrefs == [
+        "notebooks/01_environment_and_reward.html",
+        "notebooks/11_bandit%20greediness.html",
+        "../figures/01_reward_vs_meals.png",
+        "../figures/11_coverage.png",
+    ]
     assert all((index.parent / href.replace("%20", " ")).exists() for href in hrefs)
     assert str(tmp_path) not in page
 
@@ -62,24 +70,37 @@ def test_manifest_records_what_a_notebook_changed_and_keeps_the_rest(tmp_path):
     _touch(tmp_path / "02_steps.parquet", "old", 1_000)
     _touch(tmp_path / "11_bandit_runs" / "episodes" / "part-00000.parquet", "old", 1_000)
     _touch(tmp_path / "01_scripted_summary.parquet", "old", 1_000)
-    old = {"notebook": "notebooks/01_environment_and_reward.ipynb", "profile": "cpu", "commit": "a" * 40,
-           "date": "2026-01-01T00:00:00+00:00"}
-    (tmp_path / "MANIFEST.json").write_text(json.dumps({"01_scripted_summary.parquet": old,
-                                                        "gone.parquet": old}))
+    old = {
+        "notebook": "notebooks/01_environment_and_reward.ipynb",
+        "profile": "cpu",
+        "commit": "a" * 40,
+        "date": "2026-01-01T00:00:00+00:00",
+    }
+    (tmp_path / "MANIFEST.json").write_text(json.dumps({"01_scripted_summary.parquet": old, "gone.parquet": old}))
     before = pipeline.snapshot(tmp_path)
 
     _touch(tmp_path / "02_steps.parquet", "new", 2_000)
     _touch(tmp_path / "11_bandit_runs" / "episodes" / "part-00001.parquet", "new", 3_000)
-    changed = pipeline.update_manifest(tmp_path, before, "notebooks/02_coordination_gap.ipynb", "smoke", commit="b" * 40)
+    changed = pipeline.update_manifest(
+        tmp_path, before, "notebooks/02_coordination_gap.ipynb", "smoke", commit="b" * 40
+    )
 
     manifest = json.loads((tmp_path / "MANIFEST.json").read_text())
     assert changed == ["02_steps.parquet", "11_bandit_runs/"]
     assert manifest == {
         "01_scripted_summary.parquet": old,
-        "02_steps.parquet": {"notebook": "notebooks/02_coordination_gap.ipynb", "profile": "smoke",
-                             "commit": "b" * 40, "date": "1970-01-01T00:33:20+00:00"},
-        "11_bandit_runs/": {"notebook": "notebooks/02_coordination_gap.ipynb", "profile": "smoke",
-                            "commit": "b" * 40, "date": "1970-01-01T00:50:00+00:00"},
+        "02_steps.parquet": {
+            "notebook": "notebooks/02_coordination_gap.ipynb",
+            "profile": "smoke",
+            "commit": "b" * 40,
+            "date": "1970-01-01T00:33:20+00:00",
+        },
+        "11_bandit_runs/": {
+            "notebook": "notebooks/02_coordination_gap.ipynb",
+            "profile": "smoke",
+            "commit": "b" * 40,
+            "date": "1970-01-01T00:50:00+00:00",
+        },
     }
 
 
@@ -87,11 +108,16 @@ def test_a_file_written_again_with_the_same_bytes_keeps_its_manifest_entry(tmp_p
     """A rebuild from the data writes the same tables again: the manifest must not change."""
     _touch(tmp_path / "02_summary.parquet", "same", 1_000)
     _touch(tmp_path / "11_bandit_runs" / "episodes" / "part-00000.parquet", "same", 1_000)
-    old = {"notebook": "notebooks/02_coordination_gap.ipynb", "profile": "cpu", "commit": "a" * 40,
-           "date": "1970-01-01T00:16:40+00:00"}
+    old = {
+        "notebook": "notebooks/02_coordination_gap.ipynb",
+        "profile": "cpu",
+        "commit": "a" * 40,
+        "date": "1970-01-01T00:16:40+00:00",
+    }
     manifest = tmp_path / "MANIFEST.json"
-    manifest.write_text(json.dumps({"02_summary.parquet": old, "11_bandit_runs/": old}, indent=2, sort_keys=True)
-                        + "\n")
+    manifest.write_text(
+        json.dumps({"02_summary.parquet": old, "11_bandit_runs/": old}, indent=2, sort_keys=True) + "\n"
+    )
     before, written = pipeline.snapshot(tmp_path), manifest.stat().st_mtime_ns
     _touch(tmp_path / "02_summary.parquet", "same", 5_000)
     _touch(tmp_path / "11_bandit_runs" / "episodes" / "part-00000.parquet", "same", 5_000)
@@ -99,8 +125,9 @@ def test_a_file_written_again_with_the_same_bytes_keeps_its_manifest_entry(tmp_p
     assert json.loads(manifest.read_text()) == {"02_summary.parquet": old, "11_bandit_runs/": old}
     assert manifest.stat().st_mtime_ns == written
     _touch(tmp_path / "02_summary.parquet", "other", 6_000)
-    assert pipeline.update_manifest(tmp_path, before, "notebooks/02_coordination_gap.ipynb", "cpu",
-                                    "b" * 40) == ["02_summary.parquet"]
+    assert pipeline.update_manifest(tmp_path, before, "notebooks/02_coordination_gap.ipynb", "cpu", "b" * 40) == [
+        "02_summary.parquet"
+    ]
 
 
 def test_manifest_records_the_checkout_s_commit(tmp_path):
@@ -117,8 +144,11 @@ def test_from_data_says_what_it_reads_or_names_what_is_missing(tmp_path, capsys)
     present.write_text("x")
     pipeline.from_data(present)
     assert capsys.readouterr().out == f"generate = False: reading {present} instead of playing the rollouts\n"
-    with pytest.raises(FileNotFoundError, match=r"^generate = False, but \S+/02_steps.parquet is missing: run with "
-                                                r"generate = True to play the rollouts$"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"^generate = False, but \S+/02_steps.parquet is missing: run with "
+        r"generate = True to play the rollouts$",
+    ):
         pipeline.from_data(present, tmp_path / "02_steps.parquet")
 
 
@@ -129,10 +159,17 @@ def test_a_second_run_of_the_notebooks_stops_in_one_line_naming_the_first(tmp_pa
             with pipeline.one_run_at_a_time(lock):
                 pass
         env = {**os.environ, "PAPERLIB_HOME": str(tmp_path)}
-        result = subprocess.run([sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only",
-                                 "01"], capture_output=True, text=True, env=env, cwd=tmp_path)
+        result = subprocess.run(
+            [sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only", "01"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
         assert result.returncode == 2 and result.stdout == ""
-        assert result.stderr.startswith(f"paperlib: error: another run of the notebooks is in progress (pid {os.getpid()}")
+        assert result.stderr.startswith(
+            f"paperlib: error: another run of the notebooks is in progress (pid {os.getpid()}"
+        )
         assert len(result.stderr.splitlines()) == 1
     with pipeline.one_run_at_a_time(lock):  # the first run's end released it
         pass
@@ -148,7 +185,9 @@ def test_stored_runs_returns_exactly_the_runs_asked_for_or_names_one_missing(tmp
     store.append(pd.DataFrame({"run": ["a", "b"], "coverage": [0.5, 0.7]}), pd.DataFrame({"run": ["a", "b", "b"]}))
     episodes, steps = pipeline.stored_runs(tmp_path / "11_bandit_runs", [_Run("b")])
     assert episodes["coverage"].tolist() == [0.7] and len(steps) == 2
-    with pytest.raises(FileNotFoundError, match=r"lacks 1 of this profile's runs \(c, \.\.\.\): run with generate = True"):
+    with pytest.raises(
+        FileNotFoundError, match=r"lacks 1 of this profile's runs \(c, \.\.\.\): run with generate = True"
+    ):
         pipeline.stored_runs(tmp_path / "11_bandit_runs", [_Run("b"), _Run("c")])
     with pytest.raises(FileNotFoundError, match="13_knowing_doing_runs is missing"):
         pipeline.stored_runs(tmp_path / "13_knowing_doing_runs", [_Run("a")])
@@ -157,8 +196,16 @@ def test_stored_runs_returns_exactly_the_runs_asked_for_or_names_one_missing(tmp
 def test_reproduce_sh_help_lists_every_command():
     result = subprocess.run(["bash", str(ROOT / "reproduce.sh"), "--help"], capture_output=True, text=True)
     assert result.returncode == 0
-    for command in ("./reproduce.sh  ", "--from-data", "--profile smoke", "--only 01 02", "./reproduce.sh lab",
-                    "./reproduce.sh test", "build/index.html", "data/MANIFEST.json"):
+    for command in (
+        "./reproduce.sh  ",
+        "--from-data",
+        "--profile smoke",
+        "--only 01 02",
+        "./reproduce.sh lab",
+        "./reproduce.sh test",
+        "build/index.html",
+        "data/MANIFEST.json",
+    ):
         assert command in result.stdout, command
     wrong = subprocess.run(["bash", str(ROOT / "reproduce.sh"), "--form-data"], capture_output=True, text=True)
     assert wrong.returncode == 2 and wrong.stderr == "reproduce.sh: unknown argument '--form-data' (see --help)\n"
@@ -184,11 +231,18 @@ def test_every_notebook_reads_the_committed_data_unless_told_to_generate(noteboo
 @pytest.mark.slow
 def test_progress_bars_stream_to_the_console_and_render_as_widgets(tmp_path, capsys):
     notebook = tmp_path / "00_progress.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("profile = None\ngenerate = None", metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell("from tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='episodes'):\n    pass\n"
-                                  "print('played')")],
-        metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}), notebook)
+    nbformat.write(
+        nbformat.v4.new_notebook(
+            cells=[
+                nbformat.v4.new_code_cell("profile = None\ngenerate = None", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell(
+                    "from tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='episodes'):\n    pass\nprint('played')"
+                ),
+            ],
+            metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+        ),
+        notebook,
+    )
 
     executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path / "out")
 
@@ -198,7 +252,10 @@ def test_progress_bars_stream_to_the_console_and_render_as_widgets(tmp_path, cap
     node = nbformat.read(executed, as_version=4)
     assert node.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
     (bar, _) = node.cells[-1].outputs
-    assert "application/vnd.jupyter.widget-view+json" in bar.data and bar.data["text/plain"] == console.out.split("\n")[0][2:]
+    assert (
+        "application/vnd.jupyter.widget-view+json" in bar.data
+        and bar.data["text/plain"] == console.out.split("\n")[0][2:]
+    )
     assert "IProgress" not in executed.read_text() and "IProgress" not in executed.with_suffix(".html").read_text()
 
 
@@ -209,19 +266,32 @@ def test_from_data_without_the_data_stops_in_one_line_and_goes_on(tmp_path):
     for name in ("01_environment_and_reward.ipynb", "99_claims.ipynb"):
         shutil.copy(paths.NOTEBOOKS / name, tmp_path / "notebooks")
     env = {**os.environ, "PAPERLIB_HOME": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only", "01",
-                             "99", "--from-data"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only", "01", "99", "--from-data"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
 
     assert result.returncode == 1
-    assert "[smoke] 01_environment_and_reward.ipynb reads build/smoke/data/ (generate = False, --from-data)" in result.stdout
+    assert (
+        "[smoke] 01_environment_and_reward.ipynb reads build/smoke/data/ (generate = False, --from-data)"
+        in result.stdout
+    )
     failed = [line for line in result.stderr.splitlines() if line.startswith("[smoke]")]
-    assert failed[0] == ("[smoke] 01_environment_and_reward.ipynb failed in cell 5: FileNotFoundError: generate = False, "
-                         "but build/smoke/data/01_scripted_episodes.parquet is missing: run with generate = True to play "
-                         "the rollouts (the cell's traceback: build/notebooks/01_environment_and_reward.ipynb)")
+    assert failed[0] == (
+        "[smoke] 01_environment_and_reward.ipynb failed in cell 5: FileNotFoundError: generate = False, "
+        "but build/smoke/data/01_scripted_episodes.parquet is missing: run with generate = True to play "
+        "the rollouts (the cell's traceback: build/notebooks/01_environment_and_reward.ipynb)"
+    )
     assert failed[1].startswith("[smoke] 99_claims.ipynb failed in cell ")  # the run went on to the next notebook
     assert failed[2:] == ["[smoke] 2 notebooks failed: 01_environment_and_reward.ipynb, 99_claims.ipynb"]
     executed = tmp_path / "build" / "notebooks" / "01_environment_and_reward.ipynb"
-    assert nbformat.read(executed, as_version=4).metadata.papermill.input_path == "notebooks/01_environment_and_reward.ipynb"
+    assert (
+        nbformat.read(executed, as_version=4).metadata.papermill.input_path
+        == "notebooks/01_environment_and_reward.ipynb"
+    )
     assert (tmp_path / "build" / "index.html").exists()
 
 

@@ -27,24 +27,44 @@ def _steps():
             for noise in ("low",) if llm else ("low", "medium"):
                 for episode in range(3):
                     for turn in range(1, TURNS + 1):
-                        rows.append({"label": label, "arms": arms, "noise": noise, "episode": episode, "turn": turn,
-                                     "coverage": rng.uniform(0, 1), "regret": turn * rng.uniform(0, 0.5)})
+                        rows.append(
+                            {
+                                "label": label,
+                                "arms": arms,
+                                "noise": noise,
+                                "episode": episode,
+                                "turn": turn,
+                                "coverage": rng.uniform(0, 1),
+                                "regret": turn * rng.uniform(0, 0.5),
+                            }
+                        )
     return pd.DataFrame(rows)
 
 
 def _summary():
-    return pd.DataFrame({"label": ["tiny-lm CoT", "tiny-lm no CoT", "tiny-lm no CoT", "ucb"],
-                         "decision": ["constrained", "constrained", "free", None],
-                         "arms": [10, 10, 10, 10], "coverage": [0.1, 0.2, 0.5, 1.0], "regret": [9.0, 8.0, 6.0, 2.0],
-                         "valid": [1.0, 1.0, 0.78, 1.0]})
+    return pd.DataFrame(
+        {
+            "label": ["tiny-lm CoT", "tiny-lm no CoT", "tiny-lm no CoT", "ucb"],
+            "decision": ["constrained", "constrained", "free", None],
+            "arms": [10, 10, 10, 10],
+            "coverage": [0.1, 0.2, 0.5, 1.0],
+            "regret": [9.0, 8.0, 6.0, 2.0],
+            "valid": [1.0, 1.0, 0.78, 1.0],
+        }
+    )
 
 
 def _frequency_result(seed):
     """Many cases per repetition count with scattered entropies: what a bootstrap resamples."""
     rng = np.random.default_rng(seed)
     repetitions = np.repeat(np.arange(0, 50, 5), 8)
-    return pd.DataFrame({"repetitions": repetitions, "entropy": rng.uniform(0, 2.3, len(repetitions)),
-                         "strategy": rng.choice(STRATEGIES, len(repetitions))})
+    return pd.DataFrame(
+        {
+            "repetitions": repetitions,
+            "entropy": rng.uniform(0, 2.3, len(repetitions)),
+            "strategy": rng.choice(STRATEGIES, len(repetitions)),
+        }
+    )
 
 
 FIGURES = {
@@ -53,11 +73,18 @@ FIGURES = {
     "noise_levels": lambda: plots.noise_levels(_steps()[lambda s: s["arms"] == 10]),
     "coverage_vs_regret": lambda: plots.coverage_vs_regret(_summary()),
     "free_vs_constrained": lambda: plots.free_vs_constrained(_summary()[lambda s: s["decision"].notna()]),
-    "frequency_bias": lambda: plots.frequency_bias({"tiny-lm": _frequency_result(0), "other-lm": _frequency_result(1)},
-                                                   ["2B r = -0.67"]),
+    "frequency_bias": lambda: plots.frequency_bias(
+        {"tiny-lm": _frequency_result(0), "other-lm": _frequency_result(1)}, ["2B r = -0.67"]
+    ),
     "knowing_doing": lambda: plots.knowing_doing_matrices(
-        {"paper": pd.DataFrame([[21.6, 58.1, 10.6], [0.6, 7.2, 2.0]], index=["correct", "wrong"],
-                               columns=["optimal", "greedy", "other"])}),
+        {
+            "paper": pd.DataFrame(
+                [[21.6, 58.1, 10.6], [0.6, 7.2, 2.0]],
+                index=["correct", "wrong"],
+                columns=["optimal", "greedy", "other"],
+            )
+        }
+    ),
 }
 
 

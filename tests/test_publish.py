@@ -18,8 +18,15 @@ from paperlib.data import RolloutStore
 
 TOKEN = "hf_FAKE_SECRET_token_0123456789"
 REPO = "someone/paperlib-rollouts"
-TINY_CONFIGS = ["philosophers_scripted_episodes", "philosophers_llm_episodes", "philosophers_llm_steps",
-                "bandit_episodes", "bandit_steps", "frequency_bias", "paper_reported"]
+TINY_CONFIGS = [
+    "philosophers_scripted_episodes",
+    "philosophers_llm_episodes",
+    "philosophers_llm_steps",
+    "bandit_episodes",
+    "bandit_steps",
+    "frequency_bias",
+    "paper_reported",
+]
 
 
 @pytest.fixture
@@ -27,22 +34,40 @@ def data_dir(tmp_path):
     """A tiny data folder: one or two rows per table, the knowing-doing store (13) left out."""
     data = tmp_path / "data"
     data.mkdir()
-    pd.DataFrame({"model": ["policy:waiter", "policy:random"], "seed": [0, 1], "profile": "smoke",
-                  "reward": [0.5, 1.0]}).to_parquet(data / "01_scripted_episodes.parquet")
-    pd.DataFrame({"model": ["tiny-lm", "tiny-lm", "policy:waiter"], "seed": [3, 4, 3],
-                  "decision": ["free", "constrained", "scripted"], "temperature": [1.0, 1.0, None],
-                  "prompt_version": ["rules-v1", "rules-v1", None]}).to_parquet(data / "02_episodes.parquet")
-    pd.DataFrame({"model": ["tiny-lm"], "seed": [3], "raw_completion": ["<tool_call>eat</tool_call>"],
-                  "completion_token_ids": [[1, 2, 3]]}).to_parquet(data / "02_steps.parquet")
+    pd.DataFrame(
+        {"model": ["policy:waiter", "policy:random"], "seed": [0, 1], "profile": "smoke", "reward": [0.5, 1.0]}
+    ).to_parquet(data / "01_scripted_episodes.parquet")
+    pd.DataFrame(
+        {
+            "model": ["tiny-lm", "tiny-lm", "policy:waiter"],
+            "seed": [3, 4, 3],
+            "decision": ["free", "constrained", "scripted"],
+            "temperature": [1.0, 1.0, None],
+            "prompt_version": ["rules-v1", "rules-v1", None],
+        }
+    ).to_parquet(data / "02_episodes.parquet")
+    pd.DataFrame(
+        {
+            "model": ["tiny-lm"],
+            "seed": [3],
+            "raw_completion": ["<tool_call>eat</tool_call>"],
+            "completion_token_ids": [[1, 2, 3]],
+        }
+    ).to_parquet(data / "02_steps.parquet")
     store = RolloutStore(data / "11_bandit_runs")
-    store.append(pd.DataFrame({"model": ["baseline:ucb"] * 2, "seed": [0, 1], "regret": [1.0, 2.0]}),
-                 pd.DataFrame({"seed": [0, 0, 1], "step": [0, 1, 0], "action": [2, 1, 0]}))
-    store.append(pd.DataFrame({"model": ["tiny-lm"], "seed": [7], "regret": [3.5], "temperature": [0.0]}),
-                 pd.DataFrame({"seed": [7], "step": [0], "action": [4], "completion_ids": [[9, 8]]}))
+    store.append(
+        pd.DataFrame({"model": ["baseline:ucb"] * 2, "seed": [0, 1], "regret": [1.0, 2.0]}),
+        pd.DataFrame({"seed": [0, 0, 1], "step": [0, 1, 0], "action": [2, 1, 0]}),
+    )
+    store.append(
+        pd.DataFrame({"model": ["tiny-lm"], "seed": [7], "regret": [3.5], "temperature": [0.0]}),
+        pd.DataFrame({"seed": [7], "step": [0], "action": [4], "completion_ids": [[9, 8]]}),
+    )
     frequency = RolloutStore(data / "12_frequency_bias_runs")
     for model, seeds in (("tiny-lm", [0, 1]), ("other-lm", [2])):
-        frequency.append(pd.DataFrame({"model": model, "cases": "0123456789ab", "seed": seeds,
-                                       "probs": [[0.5, 0.5]] * len(seeds)}))
+        frequency.append(
+            pd.DataFrame({"model": model, "cases": "0123456789ab", "seed": seeds, "probs": [[0.5, 0.5]] * len(seeds)})
+        )
     pd.DataFrame({"model": ["tiny-lm"], "r": [-0.5]}).to_parquet(data / "12_frequency_bias_claims.parquet")
     (data / "paper_reported.csv").write_text("paper,id,value\nA,A01,0.45\nB,B01,not significant\n")
     return data
@@ -206,8 +231,7 @@ def test_the_cli_refuses_a_bad_repo_id_in_one_line_before_building(paperlib_main
     assert not (tmp_path / "release").exists()
 
 
-def test_the_cli_dry_run_on_the_real_data_builds_a_loadable_release(paperlib_main, tmp_path, hub, capsys,
-                                                                    monkeypatch):
+def test_the_cli_dry_run_on_the_real_data_builds_a_loadable_release(paperlib_main, tmp_path, hub, capsys, monkeypatch):
     folder = tmp_path / "release"
     assert paperlib_main(["publish", "--repo-id", REPO, "--out", str(folder), "--dry-run"]) == 0
     captured = capsys.readouterr()
@@ -221,7 +245,8 @@ def test_the_cli_dry_run_on_the_real_data_builds_a_loadable_release(paperlib_mai
     card = (folder / "README.md").read_text()
     assert len(card.encode()) < 100_000, "a card a person can read: one example prompt per version, not every prompt"
     steps = publish.read_config(next(c for c in publish.CONFIGS if c.name == "bandit_steps"), paths.DATA).dropna(
-        subset=["prompt"])
+        subset=["prompt"]
+    )
     assert f"`prompt`: {steps['prompt'].nunique()} distinct prompts" in card and steps["prompt"].iloc[0] in card
     assert steps["prompt"].iloc[1] not in card
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
@@ -233,8 +258,9 @@ def test_the_cli_dry_run_on_the_real_data_builds_a_loadable_release(paperlib_mai
     assert TOKEN not in out + captured.err
 
 
-def test_the_cli_without_a_token_builds_says_how_to_upload_and_fails(paperlib_main, data_dir, tmp_path, hub, capsys,
-                                                                     monkeypatch):
+def test_the_cli_without_a_token_builds_says_how_to_upload_and_fails(
+    paperlib_main, data_dir, tmp_path, hub, capsys, monkeypatch
+):
     """Asked to upload without a token: the release is built, and the command exits non-zero with
     one line on stderr, so that a script does not take it for an upload."""
     monkeypatch.delenv("HF_TOKEN")
@@ -245,8 +271,7 @@ def test_the_cli_without_a_token_builds_says_how_to_upload_and_fails(paperlib_ma
     assert (tmp_path / "release" / "README.md").is_file() and hub.requests == []
 
 
-def test_the_cli_uploads_and_reports_a_failure_in_one_line(paperlib_main, data_dir, tmp_path, hub, capsys,
-                                                          monkeypatch):
+def test_the_cli_uploads_and_reports_a_failure_in_one_line(paperlib_main, data_dir, tmp_path, hub, capsys, monkeypatch):
     monkeypatch.setattr(paths, "outputs", lambda profile: (data_dir, tmp_path / "figures"))
     folder = tmp_path / "release"
     argv = ["publish", "--repo-id", REPO, "--out", str(folder), "--profile", "smoke"]

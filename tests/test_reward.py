@@ -3,9 +3,9 @@
 import pytest
 
 from paperlib.philosophers import reward
-from paperlib.philosophers.scripted import make_scripted
 from paperlib.philosophers.bound import max_meals
 from paperlib.philosophers.episode import run_episodes
+from paperlib.philosophers.scripted import make_scripted
 
 
 def play(name, n=5, rounds=5, mode="simultaneous"):
@@ -59,8 +59,9 @@ def test_resource_hierarchy_at_n5_by_hand():
 
 def test_clipping_keeps_the_unclipped_value():
     # N = 2, R = 3: one philosopher can eat once (pick, pick, eat); that is also the table's maximum.
-    outcome = reward.EpisodeOutcome(n=2, rounds=3, mode="simultaneous", meals=(1, 0), deadlock=False,
-                                    think_actions=0, actions_total=6)
+    outcome = reward.EpisodeOutcome(
+        n=2, rounds=3, mode="simultaneous", meals=(1, 0), deadlock=False, think_actions=0, actions_total=6
+    )
     row = reward.score(outcome)
     assert row["r_thru"] == 1.0
     assert row["r_fair"] == 1.0  # variance 0.25 of (1, 0) over the largest possible, 1/4

@@ -38,8 +38,13 @@ def test_the_default_is_the_papers_setup():
     assert set(table["source"]) - {"run"} and not (table["source"] == "").any()
     assert list(table.index[-3:]) == ["reward_normalisation", "baseline", "kl_estimator"]
     cpu = recipe("cpu")
-    assert (cpu.model, cpu.profile, cpu.updates, cpu.style, cpu.micro_batch) == ("qwen2.5-coder-0.5b", "cpu", 12,
-                                                                                "no_cot", 20)
+    assert (cpu.model, cpu.profile, cpu.updates, cpu.style, cpu.micro_batch) == (
+        "qwen2.5-coder-0.5b",
+        "cpu",
+        12,
+        "no_cot",
+        20,
+    )
     assert recipe("paper") == BanditSettings(profile="paper", micro_batch=16)
 
 
@@ -59,16 +64,19 @@ def test_reward_moments_match_the_prior(family, sigma):
         reward_moments(0.1, "poisson")
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"updates": 0}, "updates must be at least 1"),
-    ({"instances": 20, "pool": 8}, "the pool must be at least as large"),
-    ({"temperature": 0.0}, "training temperature must be positive"),
-    ({"style": "haiku"}, "unknown prompt style 'haiku'"),
-    ({"arms": 1}, "at least 2 arms"),
-    ({"noise": "loud"}, "unknown value 'loud'"),
-    ({"model": "gpt-5.4"}, "gateway model"),
-    ({"micro_batch": -1}, "micro_batch must be zero"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"updates": 0}, "updates must be at least 1"),
+        ({"instances": 20, "pool": 8}, "the pool must be at least as large"),
+        ({"temperature": 0.0}, "training temperature must be positive"),
+        ({"style": "haiku"}, "unknown prompt style 'haiku'"),
+        ({"arms": 1}, "at least 2 arms"),
+        ({"noise": "loud"}, "unknown value 'loud'"),
+        ({"model": "gpt-5.4"}, "gateway model"),
+        ({"micro_batch": -1}, "micro_batch must be zero"),
+    ],
+)
 def test_bad_settings_are_refused_in_one_line(overrides, message):
     with pytest.raises(ValueError, match=message) as error:
         recipe("smoke", **overrides)
@@ -105,16 +113,25 @@ def test_each_update_draws_distinct_pool_instances_from_its_seed():
 def test_advantages_of_a_hand_made_rollout():
     # two instances, two steps, Bernoulli rewards (moments 0.5, 0.5: r = 1 -> +1, r = 0 -> -1)
     s = BanditSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli")
-    steps = pd.DataFrame({"episode": [1, 0, 1, 0], "turn": [2, 1, 1, 2], "reward": [1.0, 1.0, 0.0, 1.0],
-                          "valid": [True, True, False, True], "action": [1, 0, 0, 1],
-                          "regret": 0.0, "coverage": 0.5})
+    steps = pd.DataFrame(
+        {
+            "episode": [1, 0, 1, 0],
+            "turn": [2, 1, 1, 2],
+            "reward": [1.0, 1.0, 0.0, 1.0],
+            "valid": [True, True, False, True],
+            "action": [1, 0, 0, 1],
+            "regret": 0.0,
+            "coverage": 0.5,
+        }
+    )
     advantages, returns, arrays = advantages_of(steps, s)
     # shaped: episode 0 [+1, +1]; episode 1 [-1 - 5, +1] -> returns-to-go [[2, 1], [-5, 1]]
     np.testing.assert_allclose(returns, [[2, 1], [-5, 1]])
     # minus each step's batch mean ([-1.5, 1]): [[3.5, 0], [-3.5, 0]]; standardised (std 2.475)
     np.testing.assert_allclose(advantages, np.array([[3.5, 0], [-3.5, 0]]) / np.std([3.5, 0, -3.5, 0]), rtol=1e-6)
-    with_bonus, _, _ = advantages_of(steps, BanditSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli",
-                                                           bonus=True))
+    with_bonus, _, _ = advantages_of(
+        steps, BanditSettings(instances=2, pool=2, arms=2, horizon=2, family="bernoulli", bonus=True)
+    )
     # the bonus pays each valid first play: shaped [[2, 2], [-6, 2]], returns [[4, 2], [-4, 2]]
     assert with_bonus[0, 0] > 0 > with_bonus[1, 0]
     with pytest.raises(ValueError, match="expected 2 x 2 step rows"):
@@ -122,10 +139,18 @@ def test_advantages_of_a_hand_made_rollout():
 
 
 def test_before_after_compares_each_adapter_with_the_base_model():
-    episodes = pd.DataFrame({"adapter": ["base"] * 4 + ["last"] * 4, "update": [0] * 4 + [2] * 4,
-                             "regret": [4.0, 5, 6, 5, 2, 3, 2, 3], "coverage": [0.2, 0.4, 0.2, 0.4] * 2,
-                             "invalid_steps": [2, 2, 0, 0, 0, 0, 0, 0], "horizon": 4, "seed": [7, 8, 9, 10] * 2,
-                             "model": "m"})
+    episodes = pd.DataFrame(
+        {
+            "adapter": ["base"] * 4 + ["last"] * 4,
+            "update": [0] * 4 + [2] * 4,
+            "regret": [4.0, 5, 6, 5, 2, 3, 2, 3],
+            "coverage": [0.2, 0.4, 0.2, 0.4] * 2,
+            "invalid_steps": [2, 2, 0, 0, 0, 0, 0, 0],
+            "horizon": 4,
+            "seed": [7, 8, 9, 10] * 2,
+            "model": "m",
+        }
+    )
     table = before_after(episodes).set_index(["adapter", "metric"])
     assert set(table["model"]) == {"m"}
     assert table.loc[("base", "regret"), "mean"] == 5.0 and math.isnan(table.loc[("base", "regret")].get("p", math.nan))
@@ -139,9 +164,18 @@ def test_before_after_compares_each_adapter_with_the_base_model():
 
 def test_the_harder_control_says_why_nothing_moved():
     def played(base_invalid, trained_invalid):
-        return pd.DataFrame({"adapter": ["base"] * 4 + ["RLFT"] * 4, "update": [0] * 4 + [3] * 4,
-                             "regret": 5.0, "coverage": 0.2, "invalid_steps": base_invalid + trained_invalid,
-                             "horizon": 4, "seed": [7, 8, 9, 10] * 2, "model": "m"})
+        return pd.DataFrame(
+            {
+                "adapter": ["base"] * 4 + ["RLFT"] * 4,
+                "update": [0] * 4 + [3] * 4,
+                "regret": 5.0,
+                "coverage": 0.2,
+                "invalid_steps": base_invalid + trained_invalid,
+                "horizon": 4,
+                "seed": [7, 8, 9, 10] * 2,
+                "model": "m",
+            }
+        )
 
     def log(*invalid):
         return pd.DataFrame({"step": range(1, len(invalid) + 1), "invalid_rate": invalid, "decisions": 8})
@@ -151,7 +185,10 @@ def test_the_harder_control_says_why_nothing_moved():
     assert "learns what the penalty asks for within this budget." in lowered and "regret and coverage" not in lowered
     assert lowered.endswith("In training the invalid share went 1.000 → 0.250 over 3 updates.")
     stuck = harder_control_sentence("m", log(1.0, 1.0, 1.0), played([4] * 4, [4] * 4))
-    assert "did not lower it significantly within this budget." in stuck and "the penalty gave no signal about the format" in stuck
+    assert (
+        "did not lower it significantly within this budget." in stuck
+        and "the penalty gave no signal about the format" in stuck
+    )
     weak = harder_control_sentence("m", log(1.0, 0.75, 1.0), played([4, 4, 3, 4], [4, 3, 4, 4]))
     assert "Only 2 of its 24 training decisions were valid actions" in weak and "no signal" not in weak
 
@@ -168,16 +205,41 @@ def test_the_cot_ablation_flips_the_recipes_chain_of_thought():
 def test_the_cot_ablation_sentence_gives_each_styles_change():
     rows = []
     for cot, trained in ((False, [3.0, 3.1, 2.9, 3.0]), (True, [1.0, 1.2, 0.9, 1.1])):
-        rows += [{"adapter": "base", "update": 0, "cot": cot, "regret": r, "coverage": 0.2, "invalid_steps": 0,
-                  "horizon": 4, "seed": s, "model": "m"} for s, r in zip(range(4), [3.0, 3.2, 2.8, 3.0])]
-        rows += [{"adapter": "RLFT", "update": 2, "cot": cot, "regret": r, "coverage": 0.2, "invalid_steps": 0,
-                  "horizon": 4, "seed": s, "model": "m"} for s, r in zip(range(4), trained)]
+        rows += [
+            {
+                "adapter": "base",
+                "update": 0,
+                "cot": cot,
+                "regret": r,
+                "coverage": 0.2,
+                "invalid_steps": 0,
+                "horizon": 4,
+                "seed": s,
+                "model": "m",
+            }
+            for s, r in zip(range(4), [3.0, 3.2, 2.8, 3.0])
+        ]
+        rows += [
+            {
+                "adapter": "RLFT",
+                "update": 2,
+                "cot": cot,
+                "regret": r,
+                "coverage": 0.2,
+                "invalid_steps": 0,
+                "horizon": 4,
+                "seed": s,
+                "model": "m",
+            }
+            for s, r in zip(range(4), trained)
+        ]
     sentence = cot_ablation_sentence(before_after(pd.DataFrame(rows), within=("cot",)))
     with_cot, without, paper = sentence.split("\n\n")
     assert with_cot.startswith("RLFT with CoT") and "regret 3.000 → 1.050 (lower, p = " in with_cot
     assert without.startswith("RLFT without CoT") and "regret 3.000 → 3.000 (no significant change" in without
-    assert "Fig. 9b" in paper and paper.endswith("Ours show that direction: RLFT lowers regret significantly with CoT "
-                                                 "and not without it.")
+    assert "Fig. 9b" in paper and paper.endswith(
+        "Ours show that direction: RLFT lowers regret significantly with CoT and not without it."
+    )
     flipped = cot_ablation_sentence(before_after(pd.DataFrame(rows).assign(cot=lambda d: ~d["cot"]), within=("cot",)))
     assert flipped.endswith("Ours show the opposite: RLFT lowers regret significantly without CoT and not with it.")
 
@@ -211,8 +273,9 @@ def test_rollouts_are_on_policy(bandit_smoke_run):
     by_update = log.set_index("step")
     assert by_update.loc[2, "rollout_adapter_hash"] == by_update.loc[1, "adapter_hash"] == file_hash(run.checkpoint(1))
     episodes = run.rollouts("episodes")
-    assert (episodes.groupby("update")["adapter_hash"].unique().map(list).to_dict()
-            == {u: [by_update.loc[u, "rollout_adapter_hash"]] for u in (1, 2)})
+    assert episodes.groupby("update")["adapter_hash"].unique().map(list).to_dict() == {
+        u: [by_update.loc[u, "rollout_adapter_hash"]] for u in (1, 2)
+    }
     # the trainer's log-probabilities of each sampled completion are the rollout's own
     assert (log["rollout_logprob_gap"] < 1e-3).all()
 

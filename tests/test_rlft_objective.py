@@ -163,8 +163,9 @@ def test_kl_k3_by_hand_and_unbiased():
 
 def test_value_loss_unclipped():
     # 0.5 * (0.5 - 1)^2 = 0.125, 0.5 * (-1 - 1)^2 = 2
-    torch.testing.assert_close(value_loss(torch.tensor([0.5, -1.0]), torch.tensor([1.0, 1.0])),
-                               torch.tensor([0.125, 2.0]))
+    torch.testing.assert_close(
+        value_loss(torch.tensor([0.5, -1.0]), torch.tensor([1.0, 1.0])), torch.tensor([0.125, 2.0])
+    )
 
 
 def test_ppo_loss_combines_terms_over_completion_tokens_only():
@@ -178,8 +179,9 @@ def test_ppo_loss_combines_terms_over_completion_tokens_only():
     assert loss.item() == pytest.approx(surrogate + 0.05 * kl)
     # approx KL to the rollout policy, (rho - 1) - ln rho: ln2 - 0.5, 0, 0.5 - ln 1.5; mean over 3
     approx_kl = (math.log(2) - 0.5 + 0.5 - math.log(1.5)) / 3
-    assert stats == pytest.approx({"policy_loss": surrogate, "kl": kl, "approx_kl": approx_kl,
-                                   "clip_fraction": 2 / 6, "entropy": 21 / 6})
+    assert stats == pytest.approx(
+        {"policy_loss": surrogate, "kl": kl, "approx_kl": approx_kl, "clip_fraction": 2 / 6, "entropy": 21 / 6}
+    )
     loss.backward()
     # surrogate gradient / 6 tokens (test above), plus beta/6 * d k3/d new = beta/6 * (1 - exp(d)) = -beta/6
     surrogate_grad = torch.tensor([[-0.5, -1.0, 0, 0], [0, 1.0, 1.5, 0]]) / 6
@@ -196,8 +198,20 @@ def test_ppo_loss_value_term_and_micro_batches_add_up():
     assert stats["value_loss"] == pytest.approx(1.0625)
     assert loss.item() == pytest.approx(no_value.item() + VALUE_COEF * 1.0625)
     # the same batch as two micro-batches of one row, normalised by the whole batch's 6 tokens, 2 rows
-    halves = [ppo_loss(new[i:i + 1], OLD[i:i + 1], ref[i:i + 1], ADVANTAGES[i:i + 1], TOKEN_MASK[i:i + 1],
-                       values=values[i:i + 1], targets=targets[i:i + 1], tokens=6, rows=2) for i in range(2)]
+    halves = [
+        ppo_loss(
+            new[i : i + 1],
+            OLD[i : i + 1],
+            ref[i : i + 1],
+            ADVANTAGES[i : i + 1],
+            TOKEN_MASK[i : i + 1],
+            values=values[i : i + 1],
+            targets=targets[i : i + 1],
+            tokens=6,
+            rows=2,
+        )
+        for i in range(2)
+    ]
     assert sum(h[0].item() for h in halves) == pytest.approx(loss.item())
     for key, value in stats.items():
         assert sum(h[1][key] for h in halves) == pytest.approx(value)
@@ -217,8 +231,15 @@ def tiny(kind):
     torch.manual_seed(0)
     if kind == "gpt2":
         return GPT2LMHeadModel(GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=128)).eval()
-    shape = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    shape = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
     if kind == "llama":
         return LlamaForCausalLM(LlamaConfig(**shape)).eval()
     if kind == "qwen2":
@@ -234,7 +255,7 @@ def naive(model, prompt, completion):
     """One unpadded row, logits at every position, then log-softmax and entropy in float64."""
     ids = torch.tensor([prompt + completion])
     out = model(input_ids=ids, output_hidden_states=True)
-    logp = out.logits[0, len(prompt) - 1:-1].double().log_softmax(-1)
+    logp = out.logits[0, len(prompt) - 1 : -1].double().log_softmax(-1)
     chosen = logp.gather(-1, torch.tensor(completion)[:, None])[:, 0]
     entropy = -(logp.exp() * logp).sum(-1)
     return chosen, entropy, out.hidden_states[-1][0, len(prompt) - 1]
@@ -293,18 +314,29 @@ def test_a_shared_prefix_gives_the_same_logprobs_entropies_states_and_gradients(
     for name in grads_a:
         torch.testing.assert_close(grads_a[name], grads_b[name], atol=1e-5, rtol=1e-4)
     with torch.no_grad():  # rows sharing too few tokens take the plain path on the same model
-        torch.testing.assert_close(completion_logprobs(shared, **batch()).logprobs,
-                                   completion_logprobs(plain, **batch()).logprobs)
+        torch.testing.assert_close(
+            completion_logprobs(shared, **batch()).logprobs, completion_logprobs(plain, **batch()).logprobs
+        )
 
 
 def test_completion_logprobs_rejects_wrong_padding():
     rows = batch()
     with pytest.raises(ValueError, match="left-padded"):
-        completion_logprobs(tiny("llama"), rows["prompt_ids"], rows["prompt_mask"].flip(1),
-                            rows["completion_ids"], rows["completion_mask"])
+        completion_logprobs(
+            tiny("llama"),
+            rows["prompt_ids"],
+            rows["prompt_mask"].flip(1),
+            rows["completion_ids"],
+            rows["completion_mask"],
+        )
     with pytest.raises(ValueError, match="right-padded"):
-        completion_logprobs(tiny("llama"), rows["prompt_ids"], rows["prompt_mask"],
-                            rows["completion_ids"], rows["completion_mask"].flip(1))
+        completion_logprobs(
+            tiny("llama"),
+            rows["prompt_ids"],
+            rows["prompt_mask"],
+            rows["completion_ids"],
+            rows["completion_mask"].flip(1),
+        )
 
 
 def lora(model):
@@ -353,6 +385,7 @@ def test_completion_logprobs_on_smollm2_with_and_without_lora():
     with torch.no_grad():
         frozen = completion_logprobs(model, **rows).logprobs
         for i, (prompt, completion) in enumerate(zip(prompts, completions)):
-            torch.testing.assert_close(frozen[i, :len(completion)].double(), naive(model, prompt, completion)[0],
-                                       atol=1e-4, rtol=1e-4)
+            torch.testing.assert_close(
+                frozen[i, : len(completion)].double(), naive(model, prompt, completion)[0], atol=1e-4, rtol=1e-4
+            )
     torch.testing.assert_close(reference_logprobs(lora(model), **rows), frozen, atol=1e-5, rtol=1e-5)

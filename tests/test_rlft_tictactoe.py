@@ -34,7 +34,13 @@ from paperlib.training.settings import settings_table
 def test_recipes_and_the_settings_table():
     cpu = recipe("cpu")
     assert (cpu.model, cpu.cot, cpu.max_new_tokens, cpu.micro_batch, cpu.opponent, cpu.legal_in_prompt) == (
-        "qwen2.5-coder-0.5b", False, 16, 20, "random", True)
+        "qwen2.5-coder-0.5b",
+        False,
+        16,
+        20,
+        "random",
+        True,
+    )
     assert TicTacToeSettings.value_head and recipe("paper").cot
     assert recipe("paper") == TicTacToeSettings(profile="paper", updates=2_000, micro_batch=16)  # the paper's CoT
     assert (recipe("cpu", True).max_new_tokens, recipe("paper", False).max_new_tokens) == (64, 16)
@@ -47,7 +53,9 @@ def test_recipes_and_the_settings_table():
 
 def test_each_profiles_runs_flip_only_the_cot_and_its_budget():
     paper, cpu = recipes("paper", 0), recipes("cpu", 3)
-    assert list(paper) == ["CoT", "no CoT"] and list(cpu) == ["no CoT", "CoT"] and list(recipes("smoke", 0)) == ["no CoT"]
+    assert (
+        list(paper) == ["CoT", "no CoT"] and list(cpu) == ["no CoT", "CoT"] and list(recipes("smoke", 0)) == ["no CoT"]
+    )
     assert (paper["CoT"].max_new_tokens, paper["no CoT"].max_new_tokens) == (256, 16)
     assert paper["CoT"] == recipe("paper", seed=0) and cpu["no CoT"] == recipe("cpu", seed=3)
     assert (cpu["CoT"].cot, cpu["CoT"].max_new_tokens, cpu["CoT"].micro_batch, cpu["CoT"].seed) == (True, 64, 10, 3)
@@ -56,13 +64,16 @@ def test_each_profiles_runs_flip_only_the_cot_and_its_budget():
     assert (recipes("smoke", 0)["no CoT"].max_new_tokens, recipes("smoke", 0)["no CoT"].micro_batch) == (4, 0)
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"opponent": "minimax"}, "unknown opponent 'minimax'"),
-    ({"games": 0}, "games must be at least 1"),
-    ({"updates": 100_000, "games": 16}, "exceed the 1000000 training games"),
-    ({"model": "gpt-5.4"}, "gateway model"),
-    ({"temperature": 0.0}, "training temperature must be positive"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"opponent": "minimax"}, "unknown opponent 'minimax'"),
+        ({"games": 0}, "games must be at least 1"),
+        ({"updates": 100_000, "games": 16}, "exceed the 1000000 training games"),
+        ({"model": "gpt-5.4"}, "gateway model"),
+        ({"temperature": 0.0}, "training temperature must be positive"),
+    ],
+)
 def test_bad_settings_are_refused_in_one_line(overrides, message):
     with pytest.raises(ValueError, match=message):
         recipe("smoke", **overrides)
@@ -84,8 +95,14 @@ def test_the_cli_refuses_bad_runs_before_any_model_loads(tmp_path, capsys):
 # -- advantages ------------------------------------------------------------------------------
 def test_gae_on_two_hand_worked_games():
     # game 0: three moves, the second invalid, won; game 1: one move, lost
-    steps = pd.DataFrame({"episode": [0, 0, 0, 1], "turn": [1, 2, 3, 1], "reward": [0.0, 0.0, 1.0, -1.0],
-                          "valid": [True, False, True, True]})
+    steps = pd.DataFrame(
+        {
+            "episode": [0, 0, 0, 1],
+            "turn": [1, 2, 3, 1],
+            "reward": [0.0, 0.0, 1.0, -1.0],
+            "valid": [True, False, True, True],
+        }
+    )
     values = np.array([0.5, 0.2, 0.8, 0.1])
     advantages, targets, arrays = advantages_of(steps, values, recipe("smoke"))
     # shaped rewards 0, -5, +1 and -1; gamma 1, lambda 0.95
@@ -102,23 +119,31 @@ def test_gae_on_two_hand_worked_games():
 
 
 def test_the_settings_advantages_read_each_rows_value_in_row_order():
-    steps = pd.DataFrame({"episode": [0, 0, 1], "turn": [1, 2, 1], "reward": [0.0, 1.0, 0.0],
-                          "valid": [True, True, False]})
+    steps = pd.DataFrame(
+        {"episode": [0, 0, 1], "turn": [1, 2, 1], "reward": [0.0, 1.0, 0.0], "valid": [True, True, False]}
+    )
     # the values the trainer's value head gives the rows (the real one runs in the smoke run)
     advantages, targets, stats = recipe("smoke").advantages(steps, np.array([0.0, 0.5, 0.0]))
     assert targets.tolist() == pytest.approx([0.5 + 0.95 * 0.5, 1.0, -5.0])  # lambda 0.95 (A + V)
     assert advantages[2] < advantages[1] < advantages[0]
-    assert stats == pytest.approx({"mean_return": 0.5, "wins": 0.5, "losses": 0.0, "invalid_rate": 1 / 3,
-                                   "value_mean": 1 / 6})
+    assert stats == pytest.approx(
+        {"mean_return": 0.5, "wins": 0.5, "losses": 0.0, "invalid_rate": 1 / 3, "value_mean": 1 / 6}
+    )
 
 
 def test_the_returns_table_tests_each_adapter_against_the_base_model_in_its_cell():
-    games = pd.DataFrame({"adapter": ["base"] * 4 + ["last"] * 4 + ["base"] * 2 + ["last"] * 2,
-                          "update": [0] * 4 + [3] * 4 + [0] * 2 + [3] * 2,
-                          "cell": ["random/legal/no_cot/16"] * 8 + ["mcts/legal/no_cot/16"] * 4,
-                          "return": [-1.0, 0, -1, 0, 1, 1, 0, 1, -1, -1, -1, -1],
-                          "invalid_moves": [2, 1, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0], "moves": 4,
-                          "seed": [5, 6, 7, 8] * 2 + [5, 6] * 2, "model": "m"})
+    games = pd.DataFrame(
+        {
+            "adapter": ["base"] * 4 + ["last"] * 4 + ["base"] * 2 + ["last"] * 2,
+            "update": [0] * 4 + [3] * 4 + [0] * 2 + [3] * 2,
+            "cell": ["random/legal/no_cot/16"] * 8 + ["mcts/legal/no_cot/16"] * 4,
+            "return": [-1.0, 0, -1, 0, 1, 1, 0, 1, -1, -1, -1, -1],
+            "invalid_moves": [2, 1, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0],
+            "moves": 4,
+            "seed": [5, 6, 7, 8] * 2 + [5, 6] * 2,
+            "model": "m",
+        }
+    )
     table = returns_table(games).set_index(["cell", "adapter", "metric"])
     row = table.loc[("random/legal/no_cot/16", "last", "return")]
     assert row["mean"] == 0.75 and row["g"] > 0 and row["p"] < 0.05
@@ -160,18 +185,22 @@ def test_a_stopped_run_resumes_to_the_same_log(tictactoe_smoke_run, resumes_to_t
 def test_held_out_games_of_each_adapter_in_each_cell_resume(tictactoe_smoke_run, tmp_path):
     settings, run, _ = tictactoe_smoke_run
     cells = [Cell("random"), Cell("random", legal_in_prompt=False, cot=True, max_new_tokens=8)]
-    games, steps = evaluate(run.path, {"base": None, "last": 2}, cells, games=2, rollouts_dir=tmp_path,
-                            progress=False)
+    games, steps = evaluate(run.path, {"base": None, "last": 2}, cells, games=2, rollouts_dir=tmp_path, progress=False)
     assert sorted(games.groupby(["adapter", "cell"]).groups) == [
-        ("base", "random/legal/no_cot/4"), ("base", "random/no_legal/cot/8"),
-        ("last", "random/legal/no_cot/4"), ("last", "random/no_legal/cot/8")]
+        ("base", "random/legal/no_cot/4"),
+        ("base", "random/no_legal/cot/8"),
+        ("last", "random/legal/no_cot/4"),
+        ("last", "random/no_legal/cot/8"),
+    ]
     assert (games["seed"] < HELD_OUT_SEEDS + 2).all() and (games["seed"] >= HELD_OUT_SEEDS).all()
     assert set(games.loc[games["cell"] == "random/no_legal/cot/8", "legal_in_prompt"]) == {False}
     assert set(steps["cell"]) == set(games["cell"])
     again, _ = evaluate(run.path, {"base": None, "last": 2}, cells, games=2, rollouts_dir=tmp_path, progress=False)
-    pd.testing.assert_frame_equal(again.sort_values(["adapter", "cell", "episode"], ignore_index=True),
-                                  games.sort_values(["adapter", "cell", "episode"], ignore_index=True),
-                                  check_like=True)
+    pd.testing.assert_frame_equal(
+        again.sort_values(["adapter", "cell", "episode"], ignore_index=True),
+        games.sort_values(["adapter", "cell", "episode"], ignore_index=True),
+        check_like=True,
+    )
     table = returns_table(pd.concat([games, references(settings, cells, 2)], ignore_index=True))
     assert {"base", "last", "random", "mcts", "noisy_mcts"} == set(table["adapter"])
 
@@ -184,9 +213,19 @@ def test_the_benchmark_refuses_the_other_games_sizes(capsys):
 def test_a_complete_separation_passes_the_positive_control():
     s = recipe("cpu")
     cell = Cell("random").name(s)
-    games = pd.DataFrame({"run": "no CoT", "adapter": ["base"] * 5 + ["RLFT"] * 5, "update": [0] * 5 + [12] * 5,
-                          "cell": cell, "return": [0.0, 1, -1, 1, 0] * 2, "invalid_moves": [3] * 5 + [0] * 5,
-                          "moves": 3, "seed": list(range(5)) * 2, "model": "m"})
+    games = pd.DataFrame(
+        {
+            "run": "no CoT",
+            "adapter": ["base"] * 5 + ["RLFT"] * 5,
+            "update": [0] * 5 + [12] * 5,
+            "cell": cell,
+            "return": [0.0, 1, -1, 1, 0] * 2,
+            "invalid_moves": [3] * 5 + [0] * 5,
+            "moves": 3,
+            "seed": list(range(5)) * 2,
+            "model": "m",
+        }
+    )
     table = returns_table(games, within=("run", "cell"))
     row = table[(table["adapter"] == "RLFT") & (table["metric"] == "invalid_share")].iloc[0]
     assert row["test"] == "mann-whitney" and row["p"] < 0.05 and row["difference"] == -1.0
@@ -200,42 +239,86 @@ def test_the_cot_sentence_says_which_style_raised_the_return():
     rows = []
     for name, trained in (("CoT", [1.0, 1, 0, 1, 1, 1]), ("no CoT", [0.0, -1, 0, 1, 0, 0])):
         cell = Cell("random").name(runs[name])
-        rows += [{"run": name, "adapter": adapter, "update": update, "cell": cell, "return": r, "invalid_moves": 0,
-                  "moves": 3, "seed": seed, "model": "m"}
-                 for adapter, update, returns in (("base", 0, [0.0, -1, 0, 1, 0, -1]), ("RLFT", 12, trained))
-                 for seed, r in enumerate(returns)]
+        rows += [
+            {
+                "run": name,
+                "adapter": adapter,
+                "update": update,
+                "cell": cell,
+                "return": r,
+                "invalid_moves": 0,
+                "moves": 3,
+                "seed": seed,
+                "model": "m",
+            }
+            for adapter, update, returns in (("base", 0, [0.0, -1, 0, 1, 0, -1]), ("RLFT", 12, trained))
+            for seed, r in enumerate(returns)
+        ]
     games = pd.DataFrame(rows)
-    log = pd.DataFrame({"run": ["CoT", "CoT", "no CoT"], "step": [2, 1, 1], "completion_tokens": [80, 3000, 60],
-                        "decisions": [40, 60, 60]})
+    log = pd.DataFrame(
+        {
+            "run": ["CoT", "CoT", "no CoT"],
+            "step": [2, 1, 1],
+            "completion_tokens": [80, 3000, 60],
+            "decisions": [40, 60, 60],
+        }
+    )
     with_cot, without, paper = cot_sentence(returns_table(games, within=("run", "cell")), log, runs).split("\n\n")
-    assert with_cot.startswith("RLFT with CoT (64 new tokens), held-out return against random: -0.17 → 0.83 (higher, p = ")
-    assert with_cot.endswith("its completions averaged 50 tokens per decision at update 1 and 2 at update 2, of 64 "
-                             "allowed.")
+    assert with_cot.startswith(
+        "RLFT with CoT (64 new tokens), held-out return against random: -0.17 → 0.83 (higher, p = "
+    )
+    assert with_cot.endswith(
+        "its completions averaged 50 tokens per decision at update 1 and 2 at update 2, of 64 allowed."
+    )
     assert without.startswith("RLFT without CoT (16 new tokens)") and "(no significant change" in without
-    assert "Fig. 9b" in paper and paper.endswith("Ours show that direction: RLFT raises the return significantly with "
-                                                 "CoT and not without it.")
-    swapped = games.assign(run=games["run"].map({"CoT": "no CoT", "no CoT": "CoT"}),
-                           cell=lambda d: d["run"].map({name: Cell("random").name(r) for name, r in runs.items()}))
+    assert "Fig. 9b" in paper and paper.endswith(
+        "Ours show that direction: RLFT raises the return significantly with CoT and not without it."
+    )
+    swapped = games.assign(
+        run=games["run"].map({"CoT": "no CoT", "no CoT": "CoT"}),
+        cell=lambda d: d["run"].map({name: Cell("random").name(r) for name, r in runs.items()}),
+    )
     assert cot_sentence(returns_table(swapped, within=("run", "cell")), log, runs).endswith(
-        "Ours show the opposite: RLFT raises the return significantly without CoT and not with it.")
+        "Ours show the opposite: RLFT raises the return significantly without CoT and not with it."
+    )
 
 
 def test_the_returns_sentence_gives_each_cell_and_says_when_the_base_model_played_at_random():
     s = recipe("cpu")
     cells = evaluation_cells(s, (16, 64))
-    rows = [{"run": "no CoT", "adapter": adapter, "update": update, "cell": cell.name(s), "return": r,
-             "invalid_moves": invalid, "moves": 4, "seed": seed, "model": "m"}
-            for cell in cells for adapter, update, invalid in (("base", 0, 3), ("RLFT", 12, 0))
-            for seed, r in enumerate([1.0, 0, -1, 1] if adapter == "base" else [1.0, 1, 0, 1])]
+    rows = [
+        {
+            "run": "no CoT",
+            "adapter": adapter,
+            "update": update,
+            "cell": cell.name(s),
+            "return": r,
+            "invalid_moves": invalid,
+            "moves": 4,
+            "seed": seed,
+            "model": "m",
+        }
+        for cell in cells
+        for adapter, update, invalid in (("base", 0, 3), ("RLFT", 12, 0))
+        for seed, r in enumerate([1.0, 0, -1, 1] if adapter == "base" else [1.0, 1, 0, 1])
+    ]
     table = returns_table(pd.DataFrame(rows), within=("run", "cell"))
-    reported = pd.DataFrame({"id": ["B24", "B25", "B26", "B27", "B28"], "value": ["0.15", "0.75", "-0.95", "0.0", "0.45"]})
+    reported = pd.DataFrame(
+        {"id": ["B24", "B25", "B26", "B27", "B28"], "value": ["0.15", "0.75", "-0.95", "0.0", "0.45"]}
+    )
     paper, ours, budgets, caveat = returns_sentence(table, reported, {"no CoT": s}, (16, 64)).split("\n\n")
-    assert paper.startswith("Paper B (Gemma2 2B, all weights tuned, CoT): against random 0.15 → 0.75, against MCTS -0.95")
+    assert paper.startswith(
+        "Paper B (Gemma2 2B, all weights tuned, CoT): against random 0.15 → 0.75, against MCTS -0.95"
+    )
     assert "against random 0.25 → 0.75 (no significant change (p = " in ours
-    assert ours.endswith("The base model's moves against random were 75% invalid, each played as a random legal move: "
-                         "its returns are mostly a random player's.")
-    assert budgets == "Thinking budget with CoT against random, no CoT (base model / adapter): 16 tokens 0.25 / 0.75; " \
-                      "64 tokens 0.25 / 0.75."
+    assert ours.endswith(
+        "The base model's moves against random were 75% invalid, each played as a random legal move: "
+        "its returns are mostly a random player's."
+    )
+    assert (
+        budgets == "Thinking budget with CoT against random, no CoT (base model / adapter): 16 tokens 0.25 / 0.75; "
+        "64 tokens 0.25 / 0.75."
+    )
     assert "LoRA" in caveat
     valid = returns_table(pd.DataFrame(rows).assign(invalid_moves=0), within=("run", "cell"))
     assert "played as a random legal move" not in returns_sentence(valid, reported, {"no CoT": s})

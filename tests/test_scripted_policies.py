@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paperlib.philosophers.scripted import SCRIPTED, make_scripted
 from paperlib.philosophers.env import TOOLS
 from paperlib.philosophers.episode import episode_seeds, run_episodes
+from paperlib.philosophers.scripted import SCRIPTED, make_scripted
 
 MODES = ["simultaneous", "sequential"]
 

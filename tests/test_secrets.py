@@ -22,9 +22,11 @@ from fake_hub_server import FakeHubServer
 
 from paperlib import paths, pipeline
 
-SECRETS = {"PAPERLIB_OPENAI_API_KEY": "sk-FAKE-gateway-secret-0123456789",
-           "OPENAI_API_KEY": "sk-FAKE-openai-secret-0123456789",
-           "HF_TOKEN": "hf_FAKE_pipeline_secret_0123456789"}
+SECRETS = {
+    "PAPERLIB_OPENAI_API_KEY": "sk-FAKE-gateway-secret-0123456789",
+    "OPENAI_API_KEY": "sk-FAKE-openai-secret-0123456789",
+    "HF_TOKEN": "hf_FAKE_pipeline_secret_0123456789",
+}
 NOTEBOOKS = ["01", "11", "12", "90", "99"]
 REPO = "someone/paperlib-rollouts"
 
@@ -38,13 +40,22 @@ def test_no_secret_reaches_a_file_the_smoke_pipeline_writes(tmp_path, monkeypatc
     (home / "data").mkdir()
     shutil.copy(paths.PAPER_REPORTED, home / "data")
     with FakeHubServer() as hub:
-        environment = {"PAPERLIB_HOME": str(home), "PAPERLIB_CACHE": str(paths.CACHE),  # the embedded models
-                       "HF_ENDPOINT": hub.url, "HF_HUB_DISABLE_XET": "1", **SECRETS}
+        environment = {
+            "PAPERLIB_HOME": str(home),
+            "PAPERLIB_CACHE": str(paths.CACHE),  # the embedded models
+            "HF_ENDPOINT": hub.url,
+            "HF_HUB_DISABLE_XET": "1",
+            **SECRETS,
+        }
         for name, value in environment.items():
             monkeypatch.setenv(name, value)
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        run = subprocess.run([sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only",
-                              *NOTEBOOKS], capture_output=True, text=True, cwd=home)
+        run = subprocess.run(
+            [sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only", *NOTEBOOKS],
+            capture_output=True,
+            text=True,
+            cwd=home,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
         data = {p.name for p in (home / "build" / "smoke" / "data").iterdir()}
         assert {"11_claims.parquet", "12_claims.parquet", "claims.csv"} <= data

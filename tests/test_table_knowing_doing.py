@@ -59,8 +59,9 @@ HAND = {
 
 
 def obs_of(flags, philosopher=1, n=5, rnd=4, meals=2) -> Observation:
-    return Observation(philosopher=philosopher, n=n, round=rnd, meals=meals,
-                       **{name: bool(v) for name, v in zip(FLAGS, flags)})
+    return Observation(
+        philosopher=philosopher, n=n, round=rnd, meals=meals, **{name: bool(v) for name, v in zip(FLAGS, flags)}
+    )
 
 
 def flags_of(obs: Observation) -> tuple:
@@ -91,8 +92,9 @@ def test_sensible_tools_match_the_hand_table(flags):
 def test_sensible_tools_reject_exactly_the_observations_the_rules_cannot_produce():
     for flags in itertools.product((0, 1), repeat=5):
         holds_left, holds_right, left_free, right_free, ready = flags
-        impossible = ((holds_left and left_free) or (holds_right and right_free)
-                      or not (ready or holds_left or holds_right))
+        impossible = (
+            (holds_left and left_free) or (holds_right and right_free) or not (ready or holds_left or holds_right)
+        )
         assert impossible == (flags not in HAND), flags
         if impossible:
             with pytest.raises(ValueError, match="observation"):
@@ -188,8 +190,12 @@ def test_sensible_is_never_empty_and_always_valid(reached, n):
             assert (not valid - sensible) == stuck
 
 
-INVERSE = {"pick_up_left": "put_down_left", "put_down_left": "pick_up_left",
-           "pick_up_right": "put_down_right", "put_down_right": "pick_up_right"}
+INVERSE = {
+    "pick_up_left": "put_down_left",
+    "put_down_left": "pick_up_left",
+    "pick_up_right": "put_down_right",
+    "put_down_right": "pick_up_right",
+}
 
 
 @pytest.mark.parametrize("n", [3, 5])
@@ -273,12 +279,14 @@ def test_replay_recovers_exactly_what_each_philosopher_saw(n, mode):
         shown = policy.seen[(row.episode, row.turn, row.seat)]
         assert row.n == n
         assert tuple(getattr(row, c) for c in BEFORE_COLUMNS) == tuple(
-            getattr(shown, c.removeprefix("before_")) for c in BEFORE_COLUMNS)
+            getattr(shown, c.removeprefix("before_")) for c in BEFORE_COLUMNS
+        )
 
 
 def test_replay_refuses_the_wrong_mode_and_broken_rows():
-    _, seq = run_episodes(RandomPolicy(), n=5, rounds=8, seeds=episode_seeds(0, 20), mode="sequential",
-                          stop_on_deadlock=False)
+    _, seq = run_episodes(
+        RandomPolicy(), n=5, rounds=8, seeds=episode_seeds(0, 20), mode="sequential", stop_on_deadlock=False
+    )
     _, sim = run_episodes(RandomPolicy(), n=5, rounds=8, seeds=episode_seeds(0, 20), stop_on_deadlock=False)
     with pytest.raises(ValueError, match="does not replay in simultaneous mode"):
         observations_before(seq, mode="simultaneous")
@@ -315,8 +323,14 @@ def test_validity_as_seen_matches_the_runner_in_sequential_mode_only():
 
 def turn_row(flags, action, text):
     obs = obs_of(flags)
-    return {"n": obs.n, "turn": obs.round, "seat": obs.philosopher, "action": action,
-            "raw_completion": text, **{f"before_{f}": getattr(obs, f) for f in FLAGS + ("meals",)}}
+    return {
+        "n": obs.n,
+        "turn": obs.round,
+        "seat": obs.philosopher,
+        "action": action,
+        "raw_completion": text,
+        **{f"before_{f}": getattr(obs, f) for f in FLAGS + ("meals",)},
+    }
 
 
 BOTH_READY, LEFT_RIGHT_HELD, EMPTY_ONE_FREE = (1, 1, 0, 0, 1), (1, 0, 0, 0, 1), (0, 0, 1, 0, 1)
@@ -327,8 +341,12 @@ CASES = [
     (BOTH_READY, "put_down_left", "<sensible>put_down_left</sensible>", ("put_down_left", False, "valid_not_sensible")),
     (BOTH_READY, "pick_up_left", "<sensible>eat</sensible>", ("eat", True, "invalid_or_none")),
     (BOTH_READY, "none", "I could eat.", (None, False, "invalid_or_none")),
-    (LEFT_RIGHT_HELD, "pick_up_right", "<sensible>pick_up_right</sensible>",
-     ("pick_up_right", False, "invalid_or_none")),
+    (
+        LEFT_RIGHT_HELD,
+        "pick_up_right",
+        "<sensible>pick_up_right</sensible>",
+        ("pick_up_right", False, "invalid_or_none"),
+    ),
     (LEFT_RIGHT_HELD, "think", "<sensible>put_down_left</sensible>", ("put_down_left", True, "valid_not_sensible")),
     (EMPTY_ONE_FREE, "pick_up_left", "<sensible>think</sensible>", ("think", True, "valid_not_sensible")),
     (EMPTY_ONE_FREE, "think", "<sensible>pick_up_left", (None, False, "sensible")),
@@ -361,10 +379,19 @@ def _wilson_by_hand(k, n, z=1.959963984540054):
 
 
 def test_matrix_of_ten_hand_counted_turns():
-    cells = {("right", "sensible"): 3, ("right", "valid_not_sensible"): 1, ("wrong", "sensible"): 2,
-             ("wrong", "invalid_or_none"): 4}
-    turns = pd.DataFrame([{"rationale_right": r == "right", "action_class": c, "no_rationale": i == 0}
-                          for (r, c), k in cells.items() for i in range(k)])
+    cells = {
+        ("right", "sensible"): 3,
+        ("right", "valid_not_sensible"): 1,
+        ("wrong", "sensible"): 2,
+        ("wrong", "invalid_or_none"): 4,
+    }
+    turns = pd.DataFrame(
+        [
+            {"rationale_right": r == "right", "action_class": c, "no_rationale": i == 0}
+            for (r, c), k in cells.items()
+            for i in range(k)
+        ]
+    )
     m = matrix(turns)
     assert list(m.index) == ["right", "wrong"]
     shares = m.xs("share", axis=1, level=1)
@@ -392,8 +419,13 @@ P_RIGHT, MIX, P_MISSING = 0.7, (0.6, 0.25, 0.15), 0.3
 
 
 def scripted(mode, episodes, seed):
-    _, steps = run_episodes(ScriptedKnowingDoingPhilosopher(P_RIGHT, MIX, P_MISSING), n=5, rounds=8,
-                            seeds=episode_seeds(seed, episodes), mode=mode)
+    _, steps = run_episodes(
+        ScriptedKnowingDoingPhilosopher(P_RIGHT, MIX, P_MISSING),
+        n=5,
+        rounds=8,
+        seeds=episode_seeds(seed, episodes),
+        mode=mode,
+    )
     return classify(observations_before(steps, mode=mode))
 
 
@@ -403,8 +435,9 @@ def many_turns():
 
 
 def intended_matrix(judged):
-    return matrix(judged.assign(rationale_right=judged["intended_rationale"] == "right",
-                                action_class=judged["intended_class"]))
+    return matrix(
+        judged.assign(rationale_right=judged["intended_rationale"] == "right", action_class=judged["intended_class"])
+    )
 
 
 @pytest.mark.parametrize("mode", ["simultaneous", "sequential"])
@@ -424,8 +457,12 @@ def test_each_cell_is_within_its_interval_of_the_known_share(many_turns):
     judged = many_turns
     assert len(judged) > 5000
     # the class mix, renormalised where valid-not-sensible is impossible (empty-handed, both forks held)
-    stuck = ~(judged["before_holds_left"] | judged["before_holds_right"] | judged["before_left_free"]
-              | judged["before_right_free"])
+    stuck = ~(
+        judged["before_holds_left"]
+        | judged["before_holds_right"]
+        | judged["before_left_free"]
+        | judged["before_right_free"]
+    )
     mix = np.array(MIX)
     per_turn = np.where(stuck.to_numpy()[:, None], mix * [1, 0, 1] / (mix[0] + mix[2]), mix / mix.sum())
     known = {"right": P_RIGHT * per_turn.mean(axis=0), "wrong": (1 - P_RIGHT) * per_turn.mean(axis=0)}
@@ -449,8 +486,9 @@ def test_the_lens_tables_on_the_scripted_philosopher():
     from paperlib.philosophers.knowing_doing import knowing_vs_doing, lens_table
     from paperlib.reports.n06_knowing_doing_table import lens_sentences
 
-    _, steps = run_episodes(ScriptedKnowingDoingPhilosopher(p_right=0.9, mix=(0.2, 0.1, 0.7)), n=5, rounds=5,
-                            seeds=list(range(20)))
+    _, steps = run_episodes(
+        ScriptedKnowingDoingPhilosopher(p_right=0.9, mix=(0.2, 0.1, 0.7)), n=5, rounds=5, seeds=list(range(20))
+    )
     judged = classify(observations_before(steps.assign(model="m", n=5), by=("model", "n", "episode")))
     judged["adapter"] = "base"
     table = lens_table(judged)
@@ -464,7 +502,9 @@ def test_the_lens_tables_on_the_scripted_philosopher():
     # drawn with 90% right rationales and 20% sensible actions: knowing is clearly ahead
     assert row.knowing_low > row.doing_high
     assert "a knowing-doing gap" in lens_sentences(summary)
-    reversed_ = summary.assign(knowing=0.1, knowing_low=0.05, knowing_high=0.15, doing=0.8, doing_low=0.7, doing_high=0.9)
+    reversed_ = summary.assign(
+        knowing=0.1, knowing_low=0.05, knowing_high=0.15, doing=0.8, doing_low=0.7, doing_high=0.9
+    )
     assert "doing ahead of knowing" in lens_sentences(reversed_)
     close = summary.assign(knowing=0.5, knowing_low=0.4, knowing_high=0.6, doing=0.55, doing_low=0.45, doing_high=0.65)
     assert "do not differ beyond their intervals" in lens_sentences(close)
@@ -478,9 +518,20 @@ def test_adapter_change_tests_knowing_and_doing_on_per_episode_shares():
     # per episode (4 turns each): the base model right in 1-2 turns and sensible in 2-3, the adapter
     # right in 3-4 and sensible in none
     plan = {"base": ([1, 2, 2], [2, 3, 2]), "GRPO step 16": ([4, 3, 4], [0, 0, 0])}
-    rows = [{"model": "m", "n": 5, "adapter": adapter, "seed": seed, "episode": e, "rationale_right": turn < right[e],
-             "action_class": "sensible" if turn < sensible[e] else "invalid"}
-            for adapter, (right, sensible) in plan.items() for e, seed in enumerate((10, 11, 12)) for turn in range(4)]
+    rows = [
+        {
+            "model": "m",
+            "n": 5,
+            "adapter": adapter,
+            "seed": seed,
+            "episode": e,
+            "rationale_right": turn < right[e],
+            "action_class": "sensible" if turn < sensible[e] else "invalid",
+        }
+        for adapter, (right, sensible) in plan.items()
+        for e, seed in enumerate((10, 11, 12))
+        for turn in range(4)
+    ]
     change = n06.adapter_change(pd.DataFrame(rows))
     (row,) = change.to_dict("records")
     assert row["knowing_base"] == pytest.approx(5 / 12) and row["knowing"] == pytest.approx(11 / 12)

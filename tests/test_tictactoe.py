@@ -6,18 +6,25 @@ open_spiel or from the package.
 """
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import paperlib.cli
-from paperlib.tictactoe import cli as tictactoe_cli
 from paperlib.decisions import Decisions
+from paperlib.tictactoe import cli as tictactoe_cli
 from paperlib.tictactoe.agents import ScriptedAgent, make_agent
-from paperlib.tictactoe.game import (OPPONENT_STREAM, Observation, agent_return, board_digits, from_board,
-                                     legal_moves, new_state)
+from paperlib.tictactoe.game import (
+    OPPONENT_STREAM,
+    Observation,
+    agent_return,
+    board_digits,
+    from_board,
+    legal_moves,
+    new_state,
+)
 from paperlib.tictactoe.opponents import PLAYERS, ScriptedPlayer
 from paperlib.tictactoe.parsing import parse_action
 from paperlib.tictactoe.prompts import build_prompt, observation_text, output_instructions, prompt_name
@@ -40,7 +47,7 @@ def mover(board):
 
 
 def play(board, cell, mark):
-    return board[:cell] + mark + board[cell + 1:]
+    return board[:cell] + mark + board[cell + 1 :]
 
 
 def empties(board):
@@ -56,7 +63,7 @@ def over(board):
     return winner(board) is not None or "0" not in board
 
 
-@lru_cache(maxsize=None)
+@cache
 def value(board):
     """Exact value for the player to move: +1 a forced win, 0 a draw, -1 a forced loss."""
     if winner(board):
@@ -66,7 +73,7 @@ def value(board):
     return max(-value(play(board, c, mover(board))) for c in empties(board))
 
 
-@lru_cache(maxsize=None)
+@cache
 def random_play(board):
     """Exact (P(first player wins), P(draw), P(second player wins)) under uniform random moves."""
     if winner(board):
@@ -136,15 +143,18 @@ def test_the_board_encoding_round_trips_against_open_spiel_on_random_positions()
     assert checked > 30
 
 
-@pytest.mark.parametrize("board, expected", [
-    ("111220000", 1.0),   # a row, the agent's third mark
-    ("120120100", 1.0),   # a column
-    ("122010001", 1.0),   # a diagonal
-    ("110222100", -1.0),  # the opponent's middle row
-    ("112021200", -1.0),  # the opponent's anti-diagonal
-    ("121122211", 0.0),   # a full board without a line
-    ("121212211", 1.0),   # a full board, the agent's last mark completing a diagonal
-])
+@pytest.mark.parametrize(
+    "board, expected",
+    [
+        ("111220000", 1.0),  # a row, the agent's third mark
+        ("120120100", 1.0),  # a column
+        ("122010001", 1.0),  # a diagonal
+        ("110222100", -1.0),  # the opponent's middle row
+        ("112021200", -1.0),  # the opponent's anti-diagonal
+        ("121122211", 0.0),  # a full board without a line
+        ("121212211", 1.0),  # a full board, the agent's last mark completing a diagonal
+    ],
+)
 def test_returns_are_from_the_agents_view(board, expected):
     assert {"1": 1.0, "2": -1.0, None: 0.0}[winner(board)] == expected
     state = from_board(board)
@@ -156,15 +166,18 @@ def test_a_live_game_has_no_return_yet():
         agent_return(from_board("100020000"))
 
 
-@pytest.mark.parametrize("board, message", [
-    ("10002000", "nine digits"),
-    ("100020003", "nine digits"),
-    ("x00000000", "nine digits"),
-    ("200000000", "as many marks as the opponent or one more"),
-    ("110000000", "as many marks as the opponent or one more"),
-    ("111222000", "cannot be reached"),  # both have a row
-    ("111220020", "cannot be reached"),  # the opponent marked after the agent had won
-])
+@pytest.mark.parametrize(
+    "board, message",
+    [
+        ("10002000", "nine digits"),
+        ("100020003", "nine digits"),
+        ("x00000000", "nine digits"),
+        ("200000000", "as many marks as the opponent or one more"),
+        ("110000000", "as many marks as the opponent or one more"),
+        ("111222000", "cannot be reached"),  # both have a row
+        ("111220020", "cannot be reached"),  # the opponent marked after the agent had won
+    ],
+)
 def test_bad_boards_are_refused_with_one_line(board, message):
     with pytest.raises(ValueError, match=message) as error:
         from_board(board)
@@ -240,24 +253,27 @@ def test_players_are_named_once():
 # -- the text layer --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("ACTION=4", 4),
-    ("I could play ACTION=0, but the centre is better.\nACTION=4", 4),
-    ("ACTION=4 ... no, action = 8.", 8),
-    ("**Action=**[3]**", 3),
-    ("final_action='7'", 7),
-    ("ACTION=5 then ACTION=9", 5),   # 9 names no cell: the one before counts
-    ("ACTION=2 then ACTION=12", 2),  # neither does 12
-    ("ACTION=04", None),
-    ("ACTION=4.5", None),
-    ("ACTION=4a", None),
-    ("ACTION: 4", None),
-    ("REACTION=4", None),
-    ("ACTION=X", None),
-    ("ACTION=\u0664", None),  # an Arabic-Indic four is not a cell number
-    ("I play the centre.", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("ACTION=4", 4),
+        ("I could play ACTION=0, but the centre is better.\nACTION=4", 4),
+        ("ACTION=4 ... no, action = 8.", 8),
+        ("**Action=**[3]**", 3),
+        ("final_action='7'", 7),
+        ("ACTION=5 then ACTION=9", 5),  # 9 names no cell: the one before counts
+        ("ACTION=2 then ACTION=12", 2),  # neither does 12
+        ("ACTION=04", None),
+        ("ACTION=4.5", None),
+        ("ACTION=4a", None),
+        ("ACTION: 4", None),
+        ("REACTION=4", None),
+        ("ACTION=X", None),
+        ("ACTION=\u0664", None),  # an Arabic-Indic four is not a cell number
+        ("I play the centre.", None),
+        ("", None),
+    ],
+)
 def test_the_parser_takes_the_last_action_naming_a_cell(text, expected):
     assert parse_action(text) == expected
 
@@ -297,8 +313,14 @@ class TextAgent:
         for obs in observations:
             lengths.append(len(build_prompt(obs)))
             occupied = [c for c in range(9) if obs.board[c] != "0"]
-            texts.append({0: f"ACTION={occupied[0] if occupied else obs.legal[0]}", 1: "I take the centre.",
-                          2: "ACTION=X", 3: f"Thinking... ACTION={obs.legal[-1]}"}[obs.episode])
+            texts.append(
+                {
+                    0: f"ACTION={occupied[0] if occupied else obs.legal[0]}",
+                    1: "I take the centre.",
+                    2: "ACTION=X",
+                    3: f"Thinking... ACTION={obs.legal[-1]}",
+                }[obs.episode]
+            )
         actions = [parse_action(t) for t in texts]
         return Decisions(np.array([-1 if a is None else a for a in actions]), texts, {"prompt_chars": lengths})
 
@@ -307,16 +329,23 @@ def test_illegal_and_missing_moves_are_flagged_and_replaced_by_a_legal_move():
     games, steps = run_games(TextAgent(), "random", 4, seed=3)
     for _, row in steps.iterrows():
         assert row["board"][row["action"]] == "0"  # the move played is always legal
-        assert row["valid"] == (row["proposed"] == row["action"]) == (row["board"][row["proposed"]] == "0"
-                                                                       if row["proposed"] >= 0 else False)
+        assert (
+            row["valid"]
+            == (row["proposed"] == row["action"])
+            == (row["board"][row["proposed"]] == "0" if row["proposed"] >= 0 else False)
+        )
     by_game = steps.groupby("episode")
     assert by_game.get_group(0)["valid"].tolist() == [True] + [False] * (len(by_game.get_group(0)) - 1)
     assert (by_game.get_group(0)["proposed"].iloc[1:] >= 0).all()  # occupied cells, not missing answers
     assert not by_game.get_group(1)["valid"].any() and (by_game.get_group(1)["proposed"] == -1).all()
     assert not by_game.get_group(2)["valid"].any() and (by_game.get_group(2)["proposed"] == -1).all()
     assert by_game.get_group(3)["valid"].all()
-    assert games["invalid_moves"].tolist() == [len(by_game.get_group(0)) - 1, len(by_game.get_group(1)),
-                                               len(by_game.get_group(2)), 0]
+    assert games["invalid_moves"].tolist() == [
+        len(by_game.get_group(0)) - 1,
+        len(by_game.get_group(1)),
+        len(by_game.get_group(2)),
+        0,
+    ]
     assert (games["prompt"] == "tictactoe-v1/cot/legal").all() and (games["cot"]).all()
     assert by_game.get_group(1)["raw_completion"].eq("I take the centre.").all()
     assert (steps["prompt_chars"] > 500).all()
@@ -341,8 +370,19 @@ def test_step_rows_replay_every_game_and_add_up_to_the_game_rows():
         assert game["return"] == expected == rows["reward"].iloc[-1] and (rows["reward"].iloc[:-1] == 0).all()
         assert game["outcome"] == {1.0: "win", 0.0: "draw", -1.0: "loss"}[expected]
         assert game["moves"] == len(rows) == board.count("1") and game["seed"] == 40 + g
-    assert set(games.columns) >= {"agent", "model", "cot", "opponent", "legal_in_prompt", "episode", "seed", "return",
-                                  "outcome", "moves", "invalid_moves"}
+    assert set(games.columns) >= {
+        "agent",
+        "model",
+        "cot",
+        "opponent",
+        "legal_in_prompt",
+        "episode",
+        "seed",
+        "return",
+        "outcome",
+        "moves",
+        "invalid_moves",
+    }
 
 
 def test_the_same_seed_gives_the_same_games_and_a_game_reruns_alone():
@@ -371,14 +411,17 @@ class Broken:
         return np.full(len(observations), self.answer)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: run_games(make_agent("random"), "random", 0), "games must be at least 1, got 0"),
-    (lambda: run_games(make_agent("random"), "alphazero", 2), "unknown player 'alphazero'"),
-    (lambda: run_games(Broken(9), "random", 2), "expected 2 cells in 0..8 or -1"),
-    (lambda: run_games(Broken(-2), "random", 2), "expected 2 cells in 0..8 or -1"),
-    (lambda: make_agent("llm"), "the LLM agent needs a model name"),
-    (lambda: make_agent("mcts", model="x"), "a model is for the LLM agent"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: run_games(make_agent("random"), "random", 0), "games must be at least 1, got 0"),
+        (lambda: run_games(make_agent("random"), "alphazero", 2), "unknown player 'alphazero'"),
+        (lambda: run_games(Broken(9), "random", 2), "expected 2 cells in 0..8 or -1"),
+        (lambda: run_games(Broken(-2), "random", 2), "expected 2 cells in 0..8 or -1"),
+        (lambda: make_agent("llm"), "the LLM agent needs a model name"),
+        (lambda: make_agent("mcts", model="x"), "a model is for the LLM agent"),
+    ],
+)
 def test_bad_arguments_raise_one_line(call, message):
     with pytest.raises(ValueError, match=message) as error:
         call()
@@ -404,8 +447,28 @@ def paperlib_main(monkeypatch):
 
 def test_run_writes_game_and_step_rows(tmp_path, capsys, paperlib_main):
     out, steps_out = tmp_path / "games.parquet", tmp_path / "steps.parquet"
-    assert paperlib_main(["tictactoe", "run", "--agent", "random", "--opponent", "noisy_mcts", "--games", "4",
-                          "--seed", "12", "--no-legal-actions", "--out", str(out), "--steps-out", str(steps_out)]) == 0
+    assert (
+        paperlib_main(
+            [
+                "tictactoe",
+                "run",
+                "--agent",
+                "random",
+                "--opponent",
+                "noisy_mcts",
+                "--games",
+                "4",
+                "--seed",
+                "12",
+                "--no-legal-actions",
+                "--out",
+                str(out),
+                "--steps-out",
+                str(steps_out),
+            ]
+        )
+        == 0
+    )
     games, steps = pd.read_parquet(out), pd.read_parquet(steps_out)
     assert len(games) == 4 and games["seed"].tolist() == [12, 13, 14, 15] and len(steps) == games["moves"].sum()
     assert not games["legal_in_prompt"].any() and (games["opponent"] == "noisy_mcts").all()
@@ -415,15 +478,18 @@ def test_run_writes_game_and_step_rows(tmp_path, capsys, paperlib_main):
     assert f"({counts.get('win', 0)} wins, {counts.get('draw', 0)} draws, {counts.get('loss', 0)} losses)" in printed
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--agent", "random", "--opponent", "random", "--games", "0"], "--games: must be a positive integer, got 0"),
-    (["--agent", "random", "--opponent", "random", "--seed", "-1"], "--seed: must be zero or more, got -1"),
-    (["--agent", "llm", "--opponent", "random"], "--agent llm needs --model"),
-    (["--agent", "random", "--opponent", "random", "--cot"], "are for --agent llm"),
-    (["--agent", "random", "--opponent", "minimax"], "invalid choice: 'minimax'"),
-    (["--agent", "random", "--opponent", "random", "--steps-out", "{out}"], "must be different files"),
-    (["--agent", "random", "--opponent", "random", "--out", "{tmp}"], "is a directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--agent", "random", "--opponent", "random", "--games", "0"], "--games: must be a positive integer, got 0"),
+        (["--agent", "random", "--opponent", "random", "--seed", "-1"], "--seed: must be zero or more, got -1"),
+        (["--agent", "llm", "--opponent", "random"], "--agent llm needs --model"),
+        (["--agent", "random", "--opponent", "random", "--cot"], "are for --agent llm"),
+        (["--agent", "random", "--opponent", "minimax"], "invalid choice: 'minimax'"),
+        (["--agent", "random", "--opponent", "random", "--steps-out", "{out}"], "must be different files"),
+        (["--agent", "random", "--opponent", "random", "--out", "{tmp}"], "is a directory"),
+    ],
+)
 def test_bad_arguments_fail_with_one_line(tmp_path, capsys, paperlib_main, args, message):
     out = str(tmp_path / "games.parquet")
     args = [a.format(out=out, tmp=tmp_path) for a in args]

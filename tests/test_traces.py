@@ -11,11 +11,17 @@ def encode(text):
     return [ord(c) for c in text]
 
 
-STEPS = pd.DataFrame({  # two seats, two turns, listed out of order
-    "episode": [7, 7, 7, 7], "seed": [107] * 4, "seat": [1, 0, 0, 1], "turn": [2, 2, 1, 1],
-    "prompt": ["q2", "p2", "p1", "q1"], "completion_ids": [[9], [5, 6], [3], [8, 8]],
-    "completion_logprob": [-0.9, -0.5, -0.3, -0.8],
-})
+STEPS = pd.DataFrame(
+    {  # two seats, two turns, listed out of order
+        "episode": [7, 7, 7, 7],
+        "seed": [107] * 4,
+        "seat": [1, 0, 0, 1],
+        "turn": [2, 2, 1, 1],
+        "prompt": ["q2", "p2", "p1", "q1"],
+        "completion_ids": [[9], [5, 6], [3], [8, 8]],
+        "completion_logprob": [-0.9, -0.5, -0.3, -0.8],
+    }
+)
 EPISODES = pd.DataFrame({"episode": [7], "seed": [107], "reward": [0.75], "r_nd": [1.0]})
 
 

@@ -107,8 +107,15 @@ def test_compare_sets_each_adapter_against_the_base_on_the_same_seeds():
     from paperlib.philosophers.training import compare_by_n as compare
     from paperlib.training.selection import by_selection
 
-    played = pd.DataFrame({"adapter": ["base"] * 3 + ["step-2"] * 3, "step": [0] * 3 + [2] * 3,
-                           "n": 5, "seed": [0, 1, 2] * 2, "reward": [3, 4, 5, 1, 2, 3]})
+    played = pd.DataFrame(
+        {
+            "adapter": ["base"] * 3 + ["step-2"] * 3,
+            "step": [0] * 3 + [2] * 3,
+            "n": 5,
+            "seed": [0, 1, 2] * 2,
+            "reward": [3, 4, 5, 1, 2, 3],
+        }
+    )
     episodes = by_selection(played, {"last": 2, "best_train": 2})
     table = compare(episodes)
     assert table["selection"].tolist() == ["last", "best_train"] and (table["step"] == 2).all()
@@ -124,19 +131,32 @@ def test_compare_sets_each_adapter_against_the_base_on_the_same_seeds():
 def test_the_curve_finds_the_peak_and_the_earlier_steps_that_beat_the_last():
     from paperlib.reports.n03_grpo import curve
 
-    log = pd.DataFrame({"step": [1, 2, 3, 4], "reward": "paper", "train_reward": [0.2, 0.5, 0.5, 0.3],
-                        "reward_std": [0.1, 0.2, 0.2, 0.1], "episodes": 4})
+    log = pd.DataFrame(
+        {
+            "step": [1, 2, 3, 4],
+            "reward": "paper",
+            "train_reward": [0.2, 0.5, 0.5, 0.3],
+            "reward_std": [0.1, 0.2, 0.2, 0.1],
+            "episodes": 4,
+        }
+    )
     c = curve(log)
     assert (c["peak_step"], c["last_step"], c["earlier_better"]) == (2, 4, [2, 3])
-    assert c["drop_se"] == pytest.approx((0.2 ** 2 / 4 + 0.1 ** 2 / 4) ** 0.5)
-
+    assert c["drop_se"] == pytest.approx((0.2**2 / 4 + 0.1**2 / 4) ** 0.5)
 
 
 def test_the_behaviour_sentence_names_the_degenerate_maximum_only_when_reached():
     from paperlib.reports.n03_grpo import behaviour_sentence
 
-    log = pd.DataFrame({"step": [2, 1], "train_reward": [1.0, 0.83], "valid_call_rate": [0.07, 0.94],
-                        "meals": [0.0, 0.0], "deadlock_rate": [0.0, 0.17]})
+    log = pd.DataFrame(
+        {
+            "step": [2, 1],
+            "train_reward": [1.0, 0.83],
+            "valid_call_rate": [0.07, 0.94],
+            "meals": [0.0, 0.0],
+            "deadlock_rate": [0.0, 0.17],
+        }
+    )
     sentence = behaviour_sentence(log)
     assert "From step 1 to step 2 the share of completions holding a tool call went 0.94 → 0.07" in sentence
     assert "the deadlock rate 0.17 → 0.00: at the last step the training reward is the degenerate maximum" in sentence
@@ -148,8 +168,15 @@ def test_the_curve_and_the_null_result_become_claims():
     from paperlib.reports.n03_grpo import curve_claims_table
     from paperlib.reports.n04_null_result import null_result_claims_table
 
-    log = pd.DataFrame({"step": [1, 2, 3, 4], "reward": "paper", "train_reward": [0.2, 0.5, 0.5, 0.3],
-                        "reward_std": [0.1, 0.2, 0.2, 0.1], "episodes": 4})
+    log = pd.DataFrame(
+        {
+            "step": [1, 2, 3, 4],
+            "reward": "paper",
+            "train_reward": [0.2, 0.5, 0.5, 0.3],
+            "reward_std": [0.1, 0.2, 0.2, 0.1],
+            "episodes": 4,
+        }
+    )
     curve_claims = curve_claims_table(log, "data/03_training_log.parquet", "cpu", "m").set_index("reported")
     assert curve_claims.loc["A14", "ours"] == 2 and curve_claims.loc["A14", "verdict"] == "supports"
     assert curve_claims.loc["A15", "ours"] == 2 and curve_claims.loc["A15", "note"] == "steps 2, 3"
@@ -158,15 +185,25 @@ def test_the_curve_and_the_null_result_become_claims():
     plateau = curve_claims_table(log.assign(train_reward=[0.8, 1.0, 1.0, 1.0]), "x", "cpu", "m").set_index("reported")
     assert plateau.loc["A14", "ours"] == 2 and plateau.loc["A14", "verdict"] == "contradicts"  # no decline
 
-    episodes = pd.DataFrame({"selection": ["base"] * 3 + ["last"] * 3, "step": [0] * 3 + [16] * 3, "n": 5,
-                             "seed": [0, 1, 2] * 2, "reward": [0.1, 0.2, 0.3, 0.1, 0.25, 0.3]})
-    claims_of = null_result_claims_table(compare(episodes), "data/04_episodes.parquet", "cpu", "m").set_index("reported")
+    episodes = pd.DataFrame(
+        {
+            "selection": ["base"] * 3 + ["last"] * 3,
+            "step": [0] * 3 + [16] * 3,
+            "n": 5,
+            "seed": [0, 1, 2] * 2,
+            "reward": [0.1, 0.2, 0.3, 0.1, 0.25, 0.3],
+        }
+    )
+    claims_of = null_result_claims_table(compare(episodes), "data/04_episodes.parquet", "cpu", "m").set_index(
+        "reported"
+    )
     assert claims_of.loc["A09", "verdict"] == "supports" and claims_of.loc["A09", "ours"] > 0.05
     assert claims_of.loc["A10", "verdict"] == "supports"
     assert claims_of.loc["A10", "ours_low"] < 0 < claims_of.loc["A10", "ours_high"]
     assert list(claims_of.loc[["A11", "A12"], "verdict"]) == ["cannot test", "cannot test"]  # no N = 10, 15 here
-    fed = null_result_claims_table(compare(episodes), "x", "cpu", "m", episodes=episodes.assign(
-        meals_total=[1, 2, 0, 0, 0, 0])).set_index("reported")
+    fed = null_result_claims_table(
+        compare(episodes), "x", "cpu", "m", episodes=episodes.assign(meals_total=[1, 2, 0, 0, 0, 0])
+    ).set_index("reported")
     assert fed.loc["A09", "note"].endswith("3 episodes; meals per episode: base 1.00, adapter 0.00")
 
 
@@ -206,8 +243,10 @@ def test_the_null_result_sentence_names_a_mealless_higher_reward_and_the_test_us
     control = compare(episodes.assign(valid_share=[0.2, 0.3, 0.2, 0.3, 1.0, 1.0, 1.0, 1.0]), column="valid_share")
     sentence = null_result_sentence(compare(episodes), reported, "m", control, episodes)
     assert "N = 5: 0.750 → 1.000 (Welch p = " in sentence and "significantly higher" in sentence
-    assert "No philosopher ate in any episode of `last` at N = 5: a higher reward there is the paper reward's " \
-           "degenerate maximum" in sentence
+    assert (
+        "No philosopher ate in any episode of `last` at N = 5: a higher reward there is the paper reward's "
+        "degenerate maximum" in sentence
+    )
     eating = episodes.assign(meals_total=1)
     assert "degenerate" not in null_result_sentence(compare(eating), reported, "m", control, eating)
     separated = compare(episodes.assign(valid_share=[0.0] * 4 + [1.0] * 4), column="valid_share")

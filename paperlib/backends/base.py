@@ -9,8 +9,9 @@ token ids (and log-probs on request) so that a trainer can reuse the rollouts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -87,8 +88,7 @@ class LocalBackend(Backend, Protocol):
         temperature: float = 0.0,
         seed: int = 0,
         stop: Sequence[str] | None = None,
-    ) -> list[Completion]:
-        ...
+    ) -> list[Completion]: ...
 
     def score(self, prompts: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
         """Log-probability of each candidate continuing each prompt: shape (prompts, candidates)."""
@@ -100,6 +100,6 @@ def continuation_ids(backend: LocalBackend, head_ids: list[int], head: str, tail
     head+tail jointly when that leaves the head's tokens intact (the tokens the model would have
     produced), else ``tail`` tokenised alone (a token would have straddled the boundary)."""
     joint = backend.encode(head + tail)
-    if joint[:len(head_ids)] == head_ids and len(joint) > len(head_ids):
-        return joint[len(head_ids):]
+    if joint[: len(head_ids)] == head_ids and len(joint) > len(head_ids):
+        return joint[len(head_ids) :]
     return backend.tokenizer(tail, add_special_tokens=False)["input_ids"]

@@ -46,8 +46,8 @@ import ctypes
 import json
 import platform
 import time
+from collections.abc import Hashable, Sequence
 from functools import partial
-from typing import Hashable, Sequence
 
 import numpy as np
 import torch
@@ -69,8 +69,18 @@ KV = list[tuple[torch.Tensor, torch.Tensor]]  # per layer (heads, tokens, head_d
 SHARED_PREFIX_ATTENTION = "paperlib_shared_prefix"
 
 
-def shared_prefix_attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, softcap=None,
-                            shared_prefix: KV | None = None, **kwargs):
+def shared_prefix_attention(
+    module,
+    query,
+    key,
+    value,
+    attention_mask,
+    dropout=0.0,
+    scaling=None,
+    softcap=None,
+    shared_prefix: KV | None = None,
+    **kwargs,
+):
     """Attention over a prefix common to every row (``shared_prefix[layer]``: keys and values
     of shape (kv heads, prefix tokens, head dim), kept once) followed by each row's own keys
     (``key``, ``value``: (batch, kv heads, tokens, head dim); ``attention_mask``: boolean
@@ -83,15 +93,19 @@ def shared_prefix_attention(module, query, key, value, attention_mask, dropout=0
     q = query.reshape(batch, kv_heads, group * queries, dim)
     # the prefix as one matmul per kv head over all rows: (kv heads, batch * group * queries, prefix)
     rows_first = q.transpose(0, 1).reshape(kv_heads, -1, dim)
-    on_prefix = (rows_first @ prefix_keys.transpose(1, 2)).view(kv_heads, batch, group * queries, n_prefix).transpose(0, 1)
+    on_prefix = (
+        (rows_first @ prefix_keys.transpose(1, 2)).view(kv_heads, batch, group * queries, n_prefix).transpose(0, 1)
+    )
     on_own = q @ key.transpose(2, 3)
-    scores = torch.cat([on_prefix, on_own], dim=-1).float() * (scaling if scaling is not None else dim ** -0.5)
+    scores = torch.cat([on_prefix, on_own], dim=-1).float() * (scaling if scaling is not None else dim**-0.5)
     if softcap:
         scores = torch.tanh(scores / softcap) * softcap
-    visible = attention_mask[:, :, None].expand(batch, 1, group, queries, key.shape[2]).reshape(batch, 1, group * queries, -1)
+    visible = (
+        attention_mask[:, :, None].expand(batch, 1, group, queries, key.shape[2]).reshape(batch, 1, group * queries, -1)
+    )
     scores[..., n_prefix:].masked_fill_(~visible, float("-inf"))
     weights = torch.softmax(scores, dim=-1).to(value.dtype)
-    from_prefix = (weights[..., :n_prefix].transpose(0, 1).reshape(kv_heads, -1, n_prefix) @ prefix_values)
+    from_prefix = weights[..., :n_prefix].transpose(0, 1).reshape(kv_heads, -1, n_prefix) @ prefix_values
     out = from_prefix.view(kv_heads, batch, group * queries, dim).transpose(0, 1) + weights[..., n_prefix:] @ value
     return out.reshape(batch, heads, queries, dim).transpose(1, 2).contiguous(), None
 
@@ -117,9 +131,9 @@ class RoomyLayer(DynamicLayer):
             if n:
                 buffers[0][:, :, :n], buffers[1][:, :, :n] = self.keys, self.values
             self._buffers = buffers
-        self._buffers[0][:, :, n:n + new] = key_states
-        self._buffers[1][:, :, n:n + new] = value_states
-        self.keys, self.values = (b[:, :, :n + new] for b in self._buffers)
+        self._buffers[0][:, :, n : n + new] = key_states
+        self._buffers[1][:, :, n : n + new] = value_states
+        self.keys, self.values = (b[:, :, : n + new] for b in self._buffers)
         return self.keys, self.values
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
@@ -157,7 +171,7 @@ def sample_(logits: torch.Tensor, temperature: float, generator: torch.Generator
     in_block = (target - cdf.gather(1, block) + mass.gather(1, block)) / mass.gather(1, block)  # in [0, 1)
     index = block * SAMPLE_BLOCK + torch.arange(SAMPLE_BLOCK, device=weights.device)
     inside = (weights.gather(1, index.clamp(max=vocab - 1)) * (index < vocab)).double().cumsum(-1)
-    token = torch.searchsorted(inside, in_block.clamp_(0, 1 - 2 ** -40) * inside[:, -1:], right=True)
+    token = torch.searchsorted(inside, in_block.clamp_(0, 1 - 2**-40) * inside[:, -1:], right=True)
     return index.gather(1, token.clamp_(max=SAMPLE_BLOCK - 1))[:, 0]
 
 
@@ -216,8 +230,18 @@ class HFBackend:
     name = "hf"
     capabilities = CAPABILITIES["hf"]
 
-    def __init__(self, model: str = "smollm2-135m", *, device: str = "cpu", dtype=None, max_batch: int = 64,
-                 reuse_prefix: bool = True, share_prefix: bool = True, lm=None, tokenizer=None):
+    def __init__(
+        self,
+        model: str = "smollm2-135m",
+        *,
+        device: str = "cpu",
+        dtype=None,
+        max_batch: int = 64,
+        reuse_prefix: bool = True,
+        share_prefix: bool = True,
+        lm=None,
+        tokenizer=None,
+    ):
         if lm is None:
             lm, tokenizer = load_local(model, device, dtype)
         if lm.device.type == "cpu":
@@ -225,13 +249,17 @@ class HFBackend:
         self.model, self.lm, self.tokenizer = model, lm, tokenizer
         self.max_batch, self.reuse_prefix, self.share_prefix = max_batch, reuse_prefix, share_prefix
         config = lm.config.get_text_config()
-        self.window = config.sliding_window if "sliding_attention" in (getattr(config, "layer_types", None) or ()) else None
+        self.window = (
+            config.sliding_window if "sliding_attention" in (getattr(config, "layer_types", None) or ()) else None
+        )
         eos = lm.generation_config.eos_token_id
         self.eos = set(eos if isinstance(eos, list) else [eos]) | {tokenizer.eos_token_id}
         self.eos.discard(None)
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self.eos)
         first = tokenizer("a").input_ids[:1]
-        self.bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None and first == [tokenizer.bos_token_id] else None
+        self.bos = (
+            tokenizer.bos_token_id if tokenizer.bos_token_id is not None and first == [tokenizer.bos_token_id] else None
+        )
         probe = [{"role": "system", "content": "paperlib_probe_system"}, {"role": "user", "content": "u"}]
         try:
             self.supports_system = "paperlib_probe_system" in self._template(probe, None)
@@ -339,28 +367,46 @@ class HFBackend:
 
     def _shares(self, rows: list[list[int]], known: list[tuple[KV, int] | None], extra_tokens: int) -> bool:
         """Whether this batch takes the shared-prefix attention path (module doc)."""
-        return (self.share_prefix and known[0] is not None and all(k is known[0] for k in known)
-                and (self.window is None or max(len(r) for r in rows) + extra_tokens < self.window))
+        return (
+            self.share_prefix
+            and known[0] is not None
+            and all(k is known[0] for k in known)
+            and (self.window is None or max(len(r) for r in rows) + extra_tokens < self.window)
+        )
 
     def _forward(self, ids, mask, positions, cache, prefix: KV | None, tree: torch.Tensor | None = None, **kwargs):
         """One forward pass of the batch: plain, or over the shared ``prefix`` first. ``tree``
         (rows, fed, fed; bool): which fed tokens each fed token sees, in place of the causal
         order (a token tree, ``score``); the known slots of ``mask`` are seen by all of them."""
         if prefix is None and tree is None:
-            return self.lm(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True,
-                           **kwargs)
+            return self.lm(
+                input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, **kwargs
+            )
         fed, slots = ids.shape[1], mask.shape[1]
         among = torch.ones(fed, fed, dtype=torch.bool, device=mask.device).tril() if tree is None else tree[:, None]
         known = torch.ones(fed, slots - fed, dtype=torch.bool, device=mask.device).expand(*among.shape[:-1], -1)
         visible = mask.bool()[:, None, None, :] & torch.cat([known, among], dim=-1)
         if prefix is None:
-            return self.lm(input_ids=ids, attention_mask=self._model_mask(visible, mask, positions),
-                           position_ids=positions, cache=cache, use_cache=True, **kwargs)
+            return self.lm(
+                input_ids=ids,
+                attention_mask=self._model_mask(visible, mask, positions),
+                position_ids=positions,
+                cache=cache,
+                use_cache=True,
+                **kwargs,
+            )
         config = self.lm.config
         before, config._attn_implementation = config._attn_implementation, SHARED_PREFIX_ATTENTION
         try:
-            return self.lm(input_ids=ids, attention_mask=visible, position_ids=positions, cache=cache, use_cache=True,
-                           shared_prefix=prefix, **kwargs)
+            return self.lm(
+                input_ids=ids,
+                attention_mask=visible,
+                position_ids=positions,
+                cache=cache,
+                use_cache=True,
+                shared_prefix=prefix,
+                **kwargs,
+            )
         finally:
             config._attn_implementation = before
 
@@ -368,9 +414,11 @@ class HFBackend:
         """``visible`` (rows, 1, queries, slots; bool) as the model's own attention takes a custom
         mask: additive; for a model with sliding-window layers beyond its window, one mask per
         layer type, the sliding one also hiding keys a window or more behind the query."""
+
         def additive(seen):
             return torch.zeros(seen.shape, dtype=self.lm.dtype, device=seen.device).masked_fill_(
-                ~seen, torch.finfo(self.lm.dtype).min)
+                ~seen, torch.finfo(self.lm.dtype).min
+            )
 
         if self.window is None or positions.max() < self.window:
             return additive(visible)
@@ -393,15 +441,15 @@ class HFBackend:
             rows, known = [r[offset:] for r in rows], [None] * len(rows)
         lens = [len(r) for r in rows]
         n_known = [k[1] if k else 0 for k in known]
-        feed = max(l - n for l, n in zip(lens, n_known))
+        feed = max(length - n for length, n in zip(lens, n_known))
         slots = max(lens)
         cached = slots - feed  # slots before the fed ones
         ids = torch.full((len(rows), feed), self.pad, dtype=torch.long)
         mask = torch.zeros((len(rows), slots), dtype=torch.long)
         for i, r in enumerate(rows):
             tail = r[-feed:]
-            ids[i, feed - len(tail):] = torch.tensor(tail)
-            mask[i, slots - len(r):] = 1
+            ids[i, feed - len(tail) :] = torch.tensor(tail)
+            mask[i, slots - len(r) :] = 1
         positions = offset + (mask.cumsum(-1) - 1).clamp(min=0)[:, cached:]
         cache = Cache(layer_class_to_replicate=partial(RoomyLayer, extra_tokens)) if prefix else DynamicCache()
         if cached:
@@ -409,30 +457,47 @@ class HFBackend:
             for j, (k0, v0) in enumerate(next(k[0] for k in known if k)):
                 keys = k0.new_zeros((len(rows), k0.shape[0], cached, k0.shape[2]))
                 values = v0.new_zeros((len(rows), v0.shape[0], cached, v0.shape[2]))
-                for i, (l, k) in enumerate(zip(lens, known)):
-                    use = l - feed  # known tokens this row takes
+                for i, (length, k) in enumerate(zip(lens, known)):
+                    use = length - feed  # known tokens this row takes
                     if use > 0:
-                        keys[i, :, cached - use:] = k[0][j][0][:, :use]
-                        values[i, :, cached - use:] = k[0][j][1][:, :use]
+                        keys[i, :, cached - use :] = k[0][j][0][:, :use]
+                        values[i, :, cached - use :] = k[0][j][1][:, :use]
                 layers.append((keys, values))
             cache = DynamicCache(layers)
         out = self._forward(ids.to(dev), mask.to(dev), positions.to(dev), cache, prefix, logits_to_keep=1)
         self.stats["prompt_tokens"] += sum(lens) + offset * len(rows)
-        self.stats["computed_tokens"] += sum(min(l, feed) for l in lens)
+        self.stats["computed_tokens"] += sum(min(length, feed) for length in lens)
         self.stats["prefill_s"] += time.perf_counter() - start
         return cache, mask.to(dev), positions[:, -1].to(dev), out.logits[:, -1].float(), prefix
 
     # -- generation --------------------------------------------------------------
-    def chat(self, conversations: Sequence[Conversation], *, tools: list[dict] | None = None,
-             max_new_tokens: int = 128, temperature: float = 0.0, seed: int = 0,
-             stop: Sequence[str] | None = None, logprobs: bool = False) -> list[Completion]:
+    def chat(
+        self,
+        conversations: Sequence[Conversation],
+        *,
+        tools: list[dict] | None = None,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: Sequence[str] | None = None,
+        logprobs: bool = False,
+    ) -> list[Completion]:
         prompts = [self.render(c, tools=tools) for c in conversations]
-        return self.generate(prompts, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
-                             stop=stop, logprobs=logprobs)
+        return self.generate(
+            prompts, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, stop=stop, logprobs=logprobs
+        )
 
-    def generate(self, prompts: Sequence[str], *, max_new_tokens: int = 128, temperature: float = 0.0,
-                 seed: int = 0, stop: Sequence[str] | None = None, logprobs: bool = False,
-                 streams: Sequence[Hashable] | None = None) -> list[Completion]:
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: Sequence[str] | None = None,
+        logprobs: bool = False,
+        streams: Sequence[Hashable] | None = None,
+    ) -> list[Completion]:
         """One completion per prompt, in batches of ``max_batch``.
 
         temperature 0 is greedy; otherwise sampling from a generator seeded with
@@ -449,8 +514,16 @@ class HFBackend:
         out = []
         for start in range(0, len(rows), self.max_batch):
             chunk = slice(start, start + self.max_batch)
-            out += self._generate_batch(rows[chunk], known[chunk], keys[chunk], max_new_tokens, temperature,
-                                        generator, list(stop or []), logprobs)
+            out += self._generate_batch(
+                rows[chunk],
+                known[chunk],
+                keys[chunk],
+                max_new_tokens,
+                temperature,
+                generator,
+                list(stop or []),
+                logprobs,
+            )
         return out
 
     @torch.inference_mode()
@@ -459,8 +532,9 @@ class HFBackend:
         for i, r in enumerate(rows):
             first.setdefault(tuple(r), i)
         unique = list(first.values())
-        cache, mask, last_pos, logits, prefix = self._prefill([rows[i] for i in unique], [known[i] for i in unique],
-                                                              max_new_tokens)
+        cache, mask, last_pos, logits, prefix = self._prefill(
+            [rows[i] for i in unique], [known[i] for i in unique], max_new_tokens
+        )
         if len(unique) < len(rows):
             slot = {i: k for k, i in enumerate(unique)}
             index = torch.tensor([slot[first[tuple(r)]] for r in rows], device=mask.device)
@@ -495,7 +569,9 @@ class HFBackend:
                 text = self.tokenizer.decode(gen[i]) if stop else ""
                 hits = [text.find(s) + len(s) for s in stop if s in text]
                 if hits:
-                    done[i] = Completion(text[:min(hits)], gen[i], len(rows[i]), "stop", lps[i] if want_logprobs else None)
+                    done[i] = Completion(
+                        text[: min(hits)], gen[i], len(rows[i]), "stop", lps[i] if want_logprobs else None
+                    )
                 elif step == max_new_tokens - 1:
                     done[i] = self._completion(gen[i], rows[i], "length", lps[i] if want_logprobs else None)
                 else:
@@ -532,8 +608,9 @@ class HFBackend:
 
     # -- scoring -----------------------------------------------------------------
     @torch.inference_mode()
-    def score(self, prompts: Sequence[str], candidates: Sequence[str],
-              streams: Sequence[Hashable] | None = None) -> np.ndarray:
+    def score(
+        self, prompts: Sequence[str], candidates: Sequence[str], streams: Sequence[Hashable] | None = None
+    ) -> np.ndarray:
         """Sum log-probability of each candidate continuing each prompt, (prompts, candidates).
 
         Each prompt's KV is computed once (reusing the shared prefix, or its stream's KV
@@ -556,8 +633,9 @@ class HFBackend:
         for start in range(0, len(rows), step):
             chunk = range(start, min(start + step, len(rows)))
             fed = max(len(trees[i][0]) for i in chunk)
-            cache, mask, last_pos, logits, prefix = self._prefill([rows[i] for i in chunk], [known[i] for i in chunk],
-                                                                  fed)
+            cache, mask, last_pos, logits, prefix = self._prefill(
+                [rows[i] for i in chunk], [known[i] for i in chunk], fed
+            )
             self._keep([rows[i] for i in chunk], [keys[i] for i in chunk], cache, prefix)
             first = torch.tensor([[c[0] for c in every[i]] for i in chunk], device=logits.device)
             total = torch.log_softmax(logits, -1).gather(1, first)
@@ -569,7 +647,7 @@ class HFBackend:
                 reads = []  # (row, node, token, candidate)
                 for b, i in enumerate(chunk):
                     tokens, parents, row_reads = trees[i]
-                    ids[b, :len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+                    ids[b, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
                     for node, parent in enumerate(parents):
                         if parent >= 0:
                             sees[b, node] |= sees[b, parent]
@@ -577,13 +655,14 @@ class HFBackend:
                     reads += [(b, *read) for read in row_reads]
                 dev = mask.device
                 mask = torch.cat([mask, mask.new_ones((len(chunk), fed))], dim=1)
-                out = self._forward(ids.to(dev), mask, last_pos[:, None] + depth.to(dev), cache, prefix,
-                                    tree=sees.to(dev)).logits
+                out = self._forward(
+                    ids.to(dev), mask, last_pos[:, None] + depth.to(dev), cache, prefix, tree=sees.to(dev)
+                ).logits
                 row, node, token, column = torch.tensor(reads, device=dev).T
                 picked = out[row, node, token].float() - torch.logsumexp(out.float(), -1)[row, node]
                 total.index_put_((row, column), picked, accumulate=True)
                 self.stats["prefill_s"] += time.perf_counter() - started
-            result[start:start + len(chunk)] = total.cpu().numpy()
+            result[start : start + len(chunk)] = total.cpu().numpy()
         return result
 
 

@@ -19,8 +19,8 @@ import logging
 import os
 import random
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
 
 import openai
 
@@ -74,8 +74,7 @@ class OpenAIBackend:
         base_url = os.environ.get("PAPERLIB_OPENAI_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
         if not base_url:
             raise EndpointError(
-                "set PAPERLIB_OPENAI_BASE_URL (or OPENAI_BASE_URL) to the endpoint, "
-                "e.g. http://localhost:8000/v1"
+                "set PAPERLIB_OPENAI_BASE_URL (or OPENAI_BASE_URL) to the endpoint, e.g. http://localhost:8000/v1"
             )
         # The client refuses to start without a key; "EMPTY" is vLLM's convention for none.
         api_key = os.environ.get("PAPERLIB_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY"

@@ -17,6 +17,7 @@ def make_agent(name: str, model: str | None = None, *, epsilon: float = EPSILON,
     if name not in BASELINES:
         raise ValueError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
     if model is not None or llm:
-        raise ValueError(f"{'a model' if model is not None else ', '.join(llm)} is for the LLM agent; "
-                         f"the {name} baseline takes none")
+        raise ValueError(
+            f"{'a model' if model is not None else ', '.join(llm)} is for the LLM agent; the {name} baseline takes none"
+        )
     return EpsilonGreedyAgent(epsilon) if name == "epsilon_greedy" else BASELINES[name]()

@@ -36,7 +36,8 @@ an instance rerun alone meets the same bandit and rewards but not the same coin 
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 

@@ -6,7 +6,6 @@ import argparse
 
 from paperlib.argtypes import UsageError, int_at_least, nonnegative_float, nonnegative_int, positive_int
 
-
 arms = int_at_least(2, "a bandit needs at least 2 arms, got {text}")
 
 
@@ -19,11 +18,11 @@ def probability(text: str) -> float:
 
 
 def add_commands(groups) -> None:
+    from paperlib.backends import BACKENDS
     from paperlib.bandits.agents import AGENTS
     from paperlib.bandits.baselines import EPSILON
     from paperlib.bandits.env import FAMILIES, HORIZON, NOISE_SIGMA, VARIANTS
     from paperlib.bandits.exploration import MECHANISMS, SAMPLES
-    from paperlib.backends import BACKENDS
     from paperlib.llm.core import DECISION_MODES
 
     group = groups.add_parser("bandit", help="multi-armed bandits (paper B)")
@@ -40,23 +39,35 @@ def add_commands(groups) -> None:
     run.add_argument("--cot", action=argparse.BooleanOptionalAction, default=True, help="for --agent llm")
     llm = run.add_argument_group("--agent llm only")
     llm.add_argument("--backend", choices=BACKENDS, help="default hf (local transformers)")
-    llm.add_argument("--decision", choices=DECISION_MODES,
-                     help="free: the paper's rule (no valid ACTION= plays a random arm); constrained [ours]: "
-                          "ACTION= forced after the model's text, the arm chosen by its scores (default free)")
+    llm.add_argument(
+        "--decision",
+        choices=DECISION_MODES,
+        help="free: the paper's rule (no valid ACTION= plays a random arm); constrained [ours]: "
+        "ACTION= forced after the model's text, the arm chosen by its scores (default free)",
+    )
     llm.add_argument("--knowing-doing", action="store_true", default=None, help="the UCB (knowing-doing) prompt")
     llm.add_argument("--temperature", type=nonnegative_float, help="default 0 (greedy, as the paper's evaluation)")
     llm.add_argument("--max-new-tokens", type=positive_int, help="default: the paper's budget for the prompt")
-    llm.add_argument("--exploration", choices=MECHANISMS,
-                     help="one of paper B's exploration mechanisms (its Fig. 8; default none): try_all plays every arm "
-                          "once first; epsilon_greedy a random arm with probability --epsilon; context_randomisation "
-                          "shuffles the history lines; context_summary gives per-arm counts and means instead; "
-                          "self_correction asks the model to revise its answer; self_consistency plays the majority "
-                          "of --samples answers (needs --temperature above 0)")
-    llm.add_argument("--samples", type=positive_int,
-                     help=f"answers per step, for --exploration self_consistency (default {SAMPLES}, paper B)")
+    llm.add_argument(
+        "--exploration",
+        choices=MECHANISMS,
+        help="one of paper B's exploration mechanisms (its Fig. 8; default none): try_all plays every arm "
+        "once first; epsilon_greedy a random arm with probability --epsilon; context_randomisation "
+        "shuffles the history lines; context_summary gives per-arm counts and means instead; "
+        "self_correction asks the model to revise its answer; self_consistency plays the majority "
+        "of --samples answers (needs --temperature above 0)",
+    )
+    llm.add_argument(
+        "--samples",
+        type=positive_int,
+        help=f"answers per step, for --exploration self_consistency (default {SAMPLES}, paper B)",
+    )
     run.add_argument("--family", choices=FAMILIES, default="gaussian")
-    run.add_argument("--epsilon", type=probability,
-                     help=f"for --agent epsilon_greedy or --exploration epsilon_greedy (default {EPSILON})")
+    run.add_argument(
+        "--epsilon",
+        type=probability,
+        help=f"for --agent epsilon_greedy or --exploration epsilon_greedy (default {EPSILON})",
+    )
     run.add_argument("--out", required=True, help="episode rows (parquet)")
     run.add_argument("--steps-out", help="step rows (parquet)")
     run.set_defaults(func=run_command)
@@ -86,9 +97,14 @@ def run_command(args) -> int:
     from paperlib.bandits.runner import run_bandit
     from paperlib.data import check_writable, write_parquet
 
-    llm = {"backend": args.backend, "decision": args.decision, "temperature": args.temperature,
-           "max_new_tokens": args.max_new_tokens, "style": "knowing_doing" if args.knowing_doing else None,
-           "exploration": exploration_of(args)}
+    llm = {
+        "backend": args.backend,
+        "decision": args.decision,
+        "temperature": args.temperature,
+        "max_new_tokens": args.max_new_tokens,
+        "style": "knowing_doing" if args.knowing_doing else None,
+        "exploration": exploration_of(args),
+    }
     llm = {key: value for key, value in llm.items() if value is not None}
     if args.agent == "llm" and not args.model:
         raise UsageError("--agent llm needs --model")
@@ -97,8 +113,9 @@ def run_command(args) -> int:
     if args.steps_out and args.steps_out == args.out:
         raise UsageError("--out and --steps-out must be different files")
     spec = BanditSpec(args.arms, args.horizon, args.family, args.noise, args.variant)
-    agent = make_agent(args.agent, args.model, epsilon=EPSILON if args.epsilon is None else args.epsilon,
-                       cot=args.cot, **llm)
+    agent = make_agent(
+        args.agent, args.model, epsilon=EPSILON if args.epsilon is None else args.epsilon, cot=args.cot, **llm
+    )
     progress = args.agent == "llm" or args.instances * args.horizon > 20000
     episodes, steps = run_bandit(agent, spec, args.instances, args.seed, progress=progress)
     write_parquet(episodes, args.out)

@@ -18,8 +18,8 @@ Steps are numbered 1..T in text and tables; ``History.t`` is the number played s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -54,8 +54,10 @@ class Run:
         style = self.style or ("cot" if self.cot else "no_cot")
         sampled = f"/temp{self.temperature:g}" if self.temperature else ""
         explored = f"/explore-{self.exploration}" if self.exploration != "none" else ""
-        return (f"llm/{self.model}/{style}/{self.decision}/tokens{self.max_new_tokens or MAX_NEW_TOKENS[style]}"
-                f"{sampled}{explored}/{size}")
+        return (
+            f"llm/{self.model}/{style}/{self.decision}/tokens{self.max_new_tokens or MAX_NEW_TOKENS[style]}"
+            f"{sampled}{explored}/{size}"
+        )
 
 
 def greediness_runs(settings) -> list[Run]:
@@ -66,26 +68,49 @@ def greediness_runs(settings) -> list[Run]:
     in the figure's mode on the other arm counts (``bandit_llm_arms``, low noise) and noise
     levels (CoT as ``bandit_sweep_cot``)."""
     s = settings
-    runs = [Run(b, k, noise, s.bandit_instances, s.bandit_horizon)
-            for b, k, noise in itertools.product(BASELINES, s.bandit_arms, s.bandit_noises)]
-    main = [(s.bandit_main_arms, "low", cot, s.bandit_figure_decision) for cot in (False, True) if cot in s.bandit_main_cot]
-    compare = [(s.bandit_main_arms, "low", cot, decision) for cot in s.bandit_compare_cot for decision in s.bandit_decisions
-               if decision != s.bandit_figure_decision]
-    sweeps = [(k, noise, cot, s.bandit_figure_decision)
-              for k, noise in [(k, "low") for k in s.bandit_llm_arms if k != s.bandit_main_arms]
-              + [(s.bandit_main_arms, n) for n in s.bandit_noises if n != "low"]
-              for cot in (False, True) if cot in s.bandit_sweep_cot]
+    runs = [
+        Run(b, k, noise, s.bandit_instances, s.bandit_horizon)
+        for b, k, noise in itertools.product(BASELINES, s.bandit_arms, s.bandit_noises)
+    ]
+    main = [
+        (s.bandit_main_arms, "low", cot, s.bandit_figure_decision) for cot in (False, True) if cot in s.bandit_main_cot
+    ]
+    compare = [
+        (s.bandit_main_arms, "low", cot, decision)
+        for cot in s.bandit_compare_cot
+        for decision in s.bandit_decisions
+        if decision != s.bandit_figure_decision
+    ]
+    sweeps = [
+        (k, noise, cot, s.bandit_figure_decision)
+        for k, noise in [(k, "low") for k in s.bandit_llm_arms if k != s.bandit_main_arms]
+        + [(s.bandit_main_arms, n) for n in s.bandit_noises if n != "low"]
+        for cot in (False, True)
+        if cot in s.bandit_sweep_cot
+    ]
     configs = [(model, c) for model in s.bandit_models for c in main]
     configs += [(model, c) for model in s.bandit_compare_models for c in compare]
     configs += [(model, c) for model in s.bandit_sweep_models for c in sweeps]
     for model, (k, noise, cot, decision) in configs:
-        runs.append(Run("llm", k, noise, s.bandit_llm_instances, s.bandit_horizon, model, cot, decision,
-                        max_new_tokens=s.bandit_cot_tokens if cot else None))
+        runs.append(
+            Run(
+                "llm",
+                k,
+                noise,
+                s.bandit_llm_instances,
+                s.bandit_horizon,
+                model,
+                cot,
+                decision,
+                max_new_tokens=s.bandit_cot_tokens if cot else None,
+            )
+        )
     return runs
 
 
-def run_all(runs: list[Run], directory: Path, backend_of, seed: int = 0, labels: dict | None = None,
-            log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_all(
+    runs: list[Run], directory: Path, backend_of, seed: int = 0, labels: dict | None = None, log=print
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Play every run not yet in the store at ``directory``; return the episode and step rows
     of exactly ``runs`` (a store may hold runs of other settings too). ``backend_of(model)``
     gives the loaded backend of an LLM run (so one model is loaded once)."""
@@ -96,16 +121,27 @@ def run_all(runs: list[Run], directory: Path, backend_of, seed: int = 0, labels:
     if baselines:  # seconds in all: one shard
         store.append(*(pd.concat(frames, ignore_index=True) for frames in zip(*baselines)))
     for run in (run for run in todo if run.agent == "llm"):
-        agent = make_agent("llm", backend=backend_of(run.model), cot=run.cot, style=run.style,
-                           decision=run.decision, max_new_tokens=run.max_new_tokens, temperature=run.temperature,
-                           exploration=Exploration(run.exploration))
+        agent = make_agent(
+            "llm",
+            backend=backend_of(run.model),
+            cot=run.cot,
+            style=run.style,
+            decision=run.decision,
+            max_new_tokens=run.max_new_tokens,
+            temperature=run.temperature,
+            exploration=Exploration(run.exploration),
+        )
         episodes, steps = play(run, agent, seed, labels)
         store.append(episodes, steps)
-        log(f"{run.id}: coverage {episodes['coverage'].mean():.2f}, regret {episodes['regret'].mean():.1f}, "
-            f"invalid steps {episodes['invalid_steps'].mean() / run.horizon:.0%}")
+        log(
+            f"{run.id}: coverage {episodes['coverage'].mean():.2f}, regret {episodes['regret'].mean():.1f}, "
+            f"invalid steps {episodes['invalid_steps'].mean() / run.horizon:.0%}"
+        )
     ids = {run.id for run in runs}
     episodes, steps = store.episodes(), store.steps()
-    return episodes[episodes["run"].isin(ids)].reset_index(drop=True), steps[steps["run"].isin(ids)].reset_index(drop=True)
+    return episodes[episodes["run"].isin(ids)].reset_index(drop=True), steps[steps["run"].isin(ids)].reset_index(
+        drop=True
+    )
 
 
 def play(run: Run, agent, seed: int = 0, labels: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -137,16 +173,19 @@ def summarise(episodes: pd.DataFrame, figure_decision: str) -> pd.DataFrame:
     out["instances"] = frame.groupby("run", sort=False).size().loc[out["run"]].to_numpy()
     llm, in_mode = out["agent"] == "llm", out["decision"] == figure_decision
     other_mode = llm & ~out["model"].isin(out.loc[llm & in_mode, "model"])
-    out["label"] = [label(a, m, c, d if other else None)
-                    for a, m, c, d, other in zip(out["agent"], out["model"], out["cot"], out["decision"], other_mode)]
+    out["label"] = [
+        label(a, m, c, d if other else None)
+        for a, m, c, d, other in zip(out["agent"], out["model"], out["cot"], out["decision"], other_mode)
+    ]
     out["in_figure"] = ~llm | in_mode | other_mode
     return out
 
 
 def with_runs(steps: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """Step rows with their run's settings, label and ``in_figure``."""
-    return steps.merge(summary[["run", "label", "agent", "model", "cot", "decision", "arms", "noise", "in_figure"]],
-                       on="run")
+    return steps.merge(
+        summary[["run", "label", "agent", "model", "cot", "decision", "arms", "noise", "in_figure"]], on="run"
+    )
 
 
 FREQUENCY_BIAS_CASE = ["length", "history", "seed", "repetitions"]  # what names a case among its set
@@ -162,9 +201,16 @@ def frequency_bias_setup(settings, seed: int = 0) -> tuple[BanditSpec, pd.DataFr
     from paperlib.bandits.prompts import prompt_name
 
     spec = BanditSpec(settings.freq_arms)
-    defining = {"arms": spec.k, "family": spec.family, "noise": spec.noise, "prompt": prompt_name(spec.variant, "no_cot"),
-                "lengths": list(settings.freq_lengths), "histories": settings.freq_histories,
-                "repetitions": list(settings.freq_repetitions), "seed": seed}
+    defining = {
+        "arms": spec.k,
+        "family": spec.family,
+        "noise": spec.noise,
+        "prompt": prompt_name(spec.variant, "no_cot"),
+        "lengths": list(settings.freq_lengths),
+        "histories": settings.freq_histories,
+        "repetitions": list(settings.freq_repetitions),
+        "seed": seed,
+    }
     digest = hashlib.sha256(json.dumps(defining, sort_keys=True).encode()).hexdigest()[:12]
     cases = frequency_bias_cases(spec, seed, settings.freq_lengths, settings.freq_repetitions, settings.freq_histories)
     return spec, cases, digest
@@ -206,8 +252,10 @@ def stored_frequency_bias(settings, directory: Path, seed: int = 0) -> dict[str,
     for model in settings.freq_models:
         mine = rows[(rows["model"] == model) & (rows["cases"] == digest)] if len(rows) else rows
         if len(mine) != len(cases):
-            raise FileNotFoundError(f"{paths.relative(directory)} holds {len(mine)} of the {len(cases)} scored cases of "
-                                    f"{model} on these settings (cases {digest}): score them with generate = True")
+            raise FileNotFoundError(
+                f"{paths.relative(directory)} holds {len(mine)} of the {len(cases)} scored cases of "
+                f"{model} on these settings (cases {digest}): score them with generate = True"
+            )
         results[model] = cases[FREQUENCY_BIAS_CASE].merge(mine, on=FREQUENCY_BIAS_CASE)[mine.columns]
     return results
 
@@ -215,8 +263,11 @@ def stored_frequency_bias(settings, directory: Path, seed: int = 0) -> dict[str,
 def knowing_doing_runs(settings) -> list[Run]:
     """Notebook 13: each model of ``kd_models`` with the knowing-doing prompt, per decision mode."""
     s = settings
-    return [Run("llm", s.kd_arms, "low", s.kd_instances, s.kd_horizon, model, True, decision, "knowing_doing",
-                s.kd_tokens) for model in s.kd_models for decision in s.kd_decisions]
+    return [
+        Run("llm", s.kd_arms, "low", s.kd_instances, s.kd_horizon, model, True, decision, "knowing_doing", s.kd_tokens)
+        for model in s.kd_models
+        for decision in s.kd_decisions
+    ]
 
 
 def scripted_knowing_doing(settings, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -229,8 +280,9 @@ def scripted_knowing_doing(settings, seed: int = 0) -> tuple[pd.DataFrame, pd.Da
     spec = BanditSpec(settings.kd_arms, settings.kd_horizon)
     _, steps = run_bandit(ScriptedKnowingDoingAgent(), spec, settings.kd_instances, seed)
     computed = knowing_doing_matrix(knowing_doing(steps, spec.names))
-    intended = knowing_doing_matrix(steps.assign(rationale_correct=steps["intended_rationale"] == "correct",
-                                                 action_class=steps["intended_class"]))
+    intended = knowing_doing_matrix(
+        steps.assign(rationale_correct=steps["intended_rationale"] == "correct", action_class=steps["intended_class"])
+    )
     return computed, intended
 
 
@@ -244,9 +296,15 @@ def knowing_doing_summary(steps: pd.DataFrame, arms: int) -> tuple[dict[str, pd.
     for run, run_steps in steps.groupby("run", sort=False):
         judged = knowing_doing(run_steps, names)
         matrices[run] = knowing_doing_matrix(judged)
-        rows.append({"run": run, "steps": len(judged),
-                     "wrote any UCB value": judged["ucb_values"].map(lambda v: not pd.isna(v).all()).mean(),
-                     "correct rationale": judged["rationale_correct"].mean(), "valid action": judged["valid"].mean()})
+        rows.append(
+            {
+                "run": run,
+                "steps": len(judged),
+                "wrote any UCB value": judged["ucb_values"].map(lambda v: not pd.isna(v).all()).mean(),
+                "correct rationale": judged["rationale_correct"].mean(),
+                "valid action": judged["valid"].mean(),
+            }
+        )
     return matrices, pd.DataFrame(rows)
 
 
@@ -256,10 +314,23 @@ def exploration_runs(settings) -> list[Run]:
     above 0), and UCB and random on the same instances."""
     s = settings
     runs = [Run(b, s.explore_arms, "low", s.explore_instances, s.explore_horizon) for b in ("ucb", "random")]
-    runs += [Run("llm", s.explore_arms, "low", s.explore_instances, s.explore_horizon, model, s.explore_cot,
-                 s.explore_decision, max_new_tokens=s.explore_tokens, exploration=mechanism,
-                 temperature=s.explore_temperature)
-             for model in s.explore_models for mechanism in MECHANISMS]
+    runs += [
+        Run(
+            "llm",
+            s.explore_arms,
+            "low",
+            s.explore_instances,
+            s.explore_horizon,
+            model,
+            s.explore_cot,
+            s.explore_decision,
+            max_new_tokens=s.explore_tokens,
+            exploration=mechanism,
+            temperature=s.explore_temperature,
+        )
+        for model in s.explore_models
+        for mechanism in MECHANISMS
+    ]
     return runs
 
 
@@ -271,14 +342,25 @@ def exploration_table(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFra
     from paperlib.stats import hedges_g_ci, mean_ci, welch
 
     mechanism = episodes["exploration"] if "exploration" in episodes else pd.Series("none", index=episodes.index)
-    frame = episodes.assign(exploration=mechanism.fillna("none").where(episodes["agent"] == "llm", episodes["agent"]),
-                            invalid=episodes["invalid_steps"] / episodes["horizon"])
-    chosen = steps.assign(by_model=steps["chosen_by"].isin(["model", "revision", "vote"])
-                          ).groupby("run")["by_model"].mean() if "chosen_by" in steps else pd.Series(dtype=float)
+    frame = episodes.assign(
+        exploration=mechanism.fillna("none").where(episodes["agent"] == "llm", episodes["agent"]),
+        invalid=episodes["invalid_steps"] / episodes["horizon"],
+    )
+    chosen = (
+        steps.assign(by_model=steps["chosen_by"].isin(["model", "revision", "vote"])).groupby("run")["by_model"].mean()
+        if "chosen_by" in steps
+        else pd.Series(dtype=float)
+    )
     rows = []
     for (model, mechanism, run), group in frame.groupby(["model", "exploration", "run"], sort=False):
-        row = {"model": model, "exploration": mechanism, "run": run, "instances": len(group),
-               "invalid": group["invalid"].mean(), "chosen_by_model": chosen.get(run, float("nan"))}
+        row = {
+            "model": model,
+            "exploration": mechanism,
+            "run": run,
+            "instances": len(group),
+            "invalid": group["invalid"].mean(),
+            "chosen_by_model": chosen.get(run, float("nan")),
+        }
         plain = frame[(frame["model"] == model) & (frame["exploration"] == "none")]
         for metric in ("regret", "coverage"):
             row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = mean_ci(group[metric])

@@ -40,8 +40,8 @@ the runner plays a random arm and flags the step invalid, as without exploration
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -49,8 +49,15 @@ import pandas as pd
 from paperlib.bandits.baselines import EPSILON
 from paperlib.bandits.env import BanditSpec
 
-MECHANISMS = ("none", "try_all", "epsilon_greedy", "context_randomisation", "context_summary", "self_correction",
-              "self_consistency")
+MECHANISMS = (
+    "none",
+    "try_all",
+    "epsilon_greedy",
+    "context_randomisation",
+    "context_summary",
+    "self_correction",
+    "self_consistency",
+)
 SAMPLES = 16
 EXPLORATION_STREAM = 3  # the first word of every step generator's seed, after env.py's streams 0-2
 
@@ -62,17 +69,28 @@ SOURCES = {
 
 # The choices the paper leaves open that are rules, not parameters: (value, source).
 RULES = {
-    "try_all order": ("arm order (blue, green, ... or 0, 1, ...); the model is not asked in those steps",
-                      "ours: as the ucb baseline"),
+    "try_all order": (
+        "arm order (blue, green, ... or 0, 1, ...); the model is not asked in those steps",
+        "ours: as the ucb baseline",
+    ),
     "epsilon schedule": ("constant", "ours"),
-    "epsilon arm": ("uniform over all k arms; the model is not asked at such a step",
-                    "ours: as the epsilon_greedy baseline"),
-    "randomised context": ("the history's lines, each keeping its Step=i, in a uniformly random order drawn afresh "
-                           "at every step", "ours"),
-    "summary": ("per arm, in arm order: times played, mean reward to two decimals; in place of the history lines",
-                "ours: Krishnamurthy et al. 2024's summarised history"),
-    "self-correction": ("one round: the first answer as the model's turn, then prompts.revision_request; the second "
-                        "answer is played, valid or not", "ours"),
+    "epsilon arm": (
+        "uniform over all k arms; the model is not asked at such a step",
+        "ours: as the epsilon_greedy baseline",
+    ),
+    "randomised context": (
+        "the history's lines, each keeping its Step=i, in a uniformly random order drawn afresh at every step",
+        "ours",
+    ),
+    "summary": (
+        "per arm, in arm order: times played, mean reward to two decimals; in place of the history lines",
+        "ours: Krishnamurthy et al. 2024's summarised history",
+    ),
+    "self-correction": (
+        "one round: the first answer as the model's turn, then prompts.revision_request; the second "
+        "answer is played, valid or not",
+        "ours",
+    ),
     "invalid samples": ("do not vote; no valid sample: the step is invalid (a random arm)", "ours"),
     "ties": ("the tied arm sampled first (the samples are exchangeable, so a uniform tie-break)", "ours"),
     "sampling": ("self-consistency samples at the agent's temperature, which must be above 0", "ours"),
@@ -91,8 +109,9 @@ class Exploration:
 
     def __post_init__(self):
         if self.mechanism not in MECHANISMS:
-            raise ValueError(f"unknown exploration mechanism {self.mechanism!r}; "
-                             f"expected one of {', '.join(MECHANISMS)}")
+            raise ValueError(
+                f"unknown exploration mechanism {self.mechanism!r}; expected one of {', '.join(MECHANISMS)}"
+            )
         if not 0 <= self.epsilon <= 1:
             raise ValueError(f"epsilon must be in [0, 1], got {self.epsilon}")
         if self.samples < 1:
@@ -100,16 +119,20 @@ class Exploration:
 
     def check(self, temperature: float) -> None:
         if self.mechanism == "self_consistency" and temperature == 0:
-            raise ValueError("self-consistency votes over sampled answers, which are all alike at temperature 0; "
-                             "set a temperature above 0")
+            raise ValueError(
+                "self-consistency votes over sampled answers, which are all alike at temperature 0; "
+                "set a temperature above 0"
+            )
 
     @property
     def columns(self) -> dict:
         """Episode columns: the mechanism and the parameters in effect (no random arms and one
         answer per step where the mechanism takes no epsilon or samples)."""
-        return {"exploration": self.mechanism,
-                "epsilon": self.epsilon if self.mechanism == "epsilon_greedy" else 0.0,
-                "samples": self.samples if self.mechanism == "self_consistency" else 1}
+        return {
+            "exploration": self.mechanism,
+            "epsilon": self.epsilon if self.mechanism == "epsilon_greedy" else 0.0,
+            "samples": self.samples if self.mechanism == "self_consistency" else 1,
+        }
 
     @property
     def chooser(self) -> str:
@@ -147,7 +170,9 @@ def majority_vote(actions: Sequence[int | None]) -> int | None:
 
 def settings_table(exploration: Exploration) -> pd.DataFrame:
     """Every setting of the mechanisms with its value and source: notebook 15's table."""
-    rows = [{"setting": name, "value": str(getattr(exploration, name)), "source": source}
-            for name, source in SOURCES.items()]
+    rows = [
+        {"setting": name, "value": str(getattr(exploration, name)), "source": source}
+        for name, source in SOURCES.items()
+    ]
     rows += [{"setting": name, "value": value, "source": source} for name, (value, source) in RULES.items()]
     return pd.DataFrame(rows)

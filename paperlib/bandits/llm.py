@@ -49,8 +49,8 @@ Episode columns add the mechanism and its parameters (``Exploration.columns``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 import numpy as np
 
@@ -59,8 +59,7 @@ from paperlib.bandits.baselines import LLM_AGENT
 from paperlib.bandits.env import BanditSpec, History
 from paperlib.bandits.exploration import Exploration, majority_vote, step_rng
 from paperlib.bandits.parsing import parse_action
-from paperlib.bandits.prompts import (ACTION_PREFIX, MAX_NEW_TOKENS, STYLES, build_prompt, prompt_name,
-                                      revision_request)
+from paperlib.bandits.prompts import ACTION_PREFIX, MAX_NEW_TOKENS, STYLES, build_prompt, prompt_name, revision_request
 from paperlib.decisions import Decisions
 from paperlib.llm.core import ActionFormat, Choice, DecisionCore, Request, as_decisions, check_settings
 
@@ -91,8 +90,10 @@ def frequency_bias_batches(backend, spec: BanditSpec, cases):
     ``hf`` each case computes only its new tokens. The streams are forgotten when the
     batches end or the caller stops.
     """
-    prompts = [chat_prompt(backend, build_prompt(spec, a, r, "no_cot")) + ACTION_PREFIX
-               for a, r in zip(cases["actions"], cases["rewards"])]
+    prompts = [
+        chat_prompt(backend, build_prompt(spec, a, r, "no_cot")) + ACTION_PREFIX
+        for a, r in zip(cases["actions"], cases["rewards"])
+    ]
     keys = [("frequency_bias", id(cases), length, h) for length, h in zip(cases["length"], cases["history"])]
     try:
         for _, index in sorted(cases.groupby("repetitions").indices.items()):
@@ -128,9 +129,18 @@ class LLMAgent:
 
     name = LLM_AGENT
 
-    def __init__(self, backend, *, style: str = "cot", decision: str = "free", temperature: float = 0.0,
-                 max_new_tokens: int | None = None, reuse_kv: bool = True, seed: int = 0,
-                 exploration: Exploration = Exploration()):
+    def __init__(
+        self,
+        backend,
+        *,
+        style: str = "cot",
+        decision: str = "free",
+        temperature: float = 0.0,
+        max_new_tokens: int | None = None,
+        reuse_kv: bool = True,
+        seed: int = 0,
+        exploration: Exploration = Exploration(),
+    ):
         _check_style(style)
         check_settings(decision, backend, temperature, max_new_tokens)
         exploration.check(temperature)
@@ -151,17 +161,31 @@ class LLMAgent:
     def reset(self, spec: BanditSpec, seeds: Sequence[int]) -> None:
         self._forget()
         self.spec, self.seeds = spec, list(seeds)
-        action_format = ActionFormat(candidates=spec.names, parse=lambda text: parse_action(text, spec.names),
-                                     answer_prefix=ACTION_PREFIX, write_first=self.cot)
-        self.core = DecisionCore(self.backend, action_format, mode=self.decision, temperature=self.temperature,
-                                 max_new_tokens=self.max_new_tokens, seed=self.seed)
+        action_format = ActionFormat(
+            candidates=spec.names,
+            parse=lambda text: parse_action(text, spec.names),
+            answer_prefix=ACTION_PREFIX,
+            write_first=self.cot,
+        )
+        self.core = DecisionCore(
+            self.backend,
+            action_format,
+            mode=self.decision,
+            temperature=self.temperature,
+            max_new_tokens=self.max_new_tokens,
+            seed=self.seed,
+        )
         self.core.reset(self.seeds)
         self._run += 1
         self._keys = [("bandit", id(self), self._run, i) for i in range(len(self.seeds))] if self.reuse_kv else None
         # episode columns (the runner adds them to every episode row)
-        self.columns = {"decision": self.decision, "prompt": prompt_name(spec.variant, self.style),
-                        "temperature": self.temperature, "max_new_tokens": self.max_new_tokens,
-                        **self.exploration.columns}
+        self.columns = {
+            "decision": self.decision,
+            "prompt": prompt_name(spec.variant, self.style),
+            "temperature": self.temperature,
+            "max_new_tokens": self.max_new_tokens,
+            **self.exploration.columns,
+        }
 
     def act(self, history: History) -> Decisions:
         spec, t, m = self.spec, history.t, history.instances
@@ -170,11 +194,26 @@ class LLMAgent:
         preset = exploration.preset_arms(spec, t, rngs)
         asked = np.flatnonzero(preset < 0)
         keys = self._keys or [None] * m
-        requests = [Request([{"role": "user", "content": build_prompt(
-                        spec, history.actions[i, :t], history.rewards[i, :t], self.style,
-                        order=exploration.history_order(t, rngs[i]),
-                        summary=exploration.mechanism == "context_summary")}], self.seeds[i], keys[i])
-                    for i in asked]
+        requests = [
+            Request(
+                [
+                    {
+                        "role": "user",
+                        "content": build_prompt(
+                            spec,
+                            history.actions[i, :t],
+                            history.rewards[i, :t],
+                            self.style,
+                            order=exploration.history_order(t, rngs[i]),
+                            summary=exploration.mechanism == "context_summary",
+                        ),
+                    }
+                ],
+                self.seeds[i],
+                keys[i],
+            )
+            for i in asked
+        ]
         try:
             choices, columns = self._decide(requests)
         except BaseException:
@@ -195,26 +234,44 @@ class LLMAgent:
         if mechanism == "self_correction":
             first = self.core.decide(requests)
             revision = {"role": "user", "content": revision_request(self.spec, self.style)}
-            second = self.core.decide([
-                replace(r, conversation=[*r.conversation, {"role": "assistant", "content": c.raw_completion}, revision])
-                for r, c in zip(requests, first)])
-            return second, {"first_action": [-1 if c.action is None else c.action for c in first],
-                            "first_completion": [c.raw_completion for c in first]}
+            second = self.core.decide(
+                [
+                    replace(
+                        r, conversation=[*r.conversation, {"role": "assistant", "content": c.raw_completion}, revision]
+                    )
+                    for r, c in zip(requests, first)
+                ]
+            )
+            return second, {
+                "first_action": [-1 if c.action is None else c.action for c in first],
+                "first_completion": [c.raw_completion for c in first],
+            }
         if mechanism == "self_consistency":
             n = self.exploration.samples
             # one stream key per instance: the copies of a prompt share its KV (hf prefills identical prompts once)
-            samples = self.core.decide([replace(r, stream=r.stream if j == 0 else None)
-                                        for r in requests for j in range(n)])
-            per_request = [samples[i:i + n] for i in range(0, len(samples), n)]
+            samples = self.core.decide(
+                [replace(r, stream=r.stream if j == 0 else None) for r in requests for j in range(n)]
+            )
+            per_request = [samples[i : i + n] for i in range(0, len(samples), n)]
             votes = [majority_vote([c.action for c in own]) for own in per_request]
-            return ([next(c for c in own if c.action == vote) for own, vote in zip(per_request, votes)],
-                    {"sample_actions": [[-1 if c.action is None else c.action for c in own] for own in per_request]})
+            return (
+                [next(c for c in own if c.action == vote) for own, vote in zip(per_request, votes)],
+                {"sample_actions": [[-1 if c.action is None else c.action for c in own] for own in per_request]},
+            )
         return self.core.decide(requests), {}
 
 
-def make_llm_agent(model: str | None = None, *, backend="hf", cot: bool = True, style: str | None = None,
-                   decision: str = "free", temperature: float = 0.0, max_new_tokens: int | None = None,
-                   exploration: Exploration = Exploration()) -> LLMAgent:
+def make_llm_agent(
+    model: str | None = None,
+    *,
+    backend="hf",
+    cot: bool = True,
+    style: str | None = None,
+    decision: str = "free",
+    temperature: float = 0.0,
+    max_new_tokens: int | None = None,
+    exploration: Exploration = Exploration(),
+) -> LLMAgent:
     """The LLM agent for a model name on a backend kind (``hf``, ``vllm``, ``openai``; built by
     ``paperlib.backends.make_backend``), or on an already loaded backend (so several agents
     share one model). ``style`` defaults to
@@ -231,5 +288,11 @@ def make_llm_agent(model: str | None = None, *, backend="hf", cot: bool = True, 
         backend = make_backend(backend, model)
     elif model is not None and model != backend.model:
         raise ValueError(f"model {model!r} differs from the backend's {backend.model!r}")
-    return LLMAgent(backend, style=style, decision=decision, temperature=temperature, max_new_tokens=max_new_tokens,
-                    exploration=exploration)
+    return LLMAgent(
+        backend,
+        style=style,
+        decision=decision,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        exploration=exploration,
+    )

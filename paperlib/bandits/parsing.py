@@ -24,7 +24,7 @@ step invalid (paper B, experimental setup).
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _DECORATION = r"[*_`'\"\[\]()<>{}]*"
 ACTION_PATTERN = re.compile(

@@ -21,7 +21,7 @@ answer (``revision_request``). Their wording is ours as well.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -118,12 +118,21 @@ def revision_request(spec: BanditSpec, style: str) -> str:
     answer format of the no-CoT prompt without CoT, of the CoT prompt otherwise."""
     _check_style(style)
     noun, verb, _ = _WORDS[spec.variant]
-    return (f"Check your answer against the history and correct it if another {noun} is better to {verb} next. "
-            + output_instructions(spec, "no_cot" if style == "no_cot" else "cot"))
+    return (
+        f"Check your answer against the history and correct it if another {noun} is better to {verb} next. "
+        + output_instructions(spec, "no_cot" if style == "no_cot" else "cot")
+    )
 
 
-def build_prompt(spec: BanditSpec, actions: Sequence[int], rewards: Sequence[float], style: str = "cot", *,
-                 order: Sequence[int] | None = None, summary: bool = False) -> str:
+def build_prompt(
+    spec: BanditSpec,
+    actions: Sequence[int],
+    rewards: Sequence[float],
+    style: str = "cot",
+    *,
+    order: Sequence[int] | None = None,
+    summary: bool = False,
+) -> str:
     """The user message for one instance after ``len(actions)`` steps. ``order``: the history
     lines in this order (context randomisation); ``summary``: ``summary_lines`` in their
     place (context summary)."""

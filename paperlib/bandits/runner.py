@@ -10,16 +10,16 @@ for ``paperlib.data.write_parquet`` or ``RolloutStore.append``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from paperlib.bandits.baselines import Agent
-from paperlib.decisions import Decisions
 from paperlib.bandits.env import FALLBACK_STREAM, BanditEnv, BanditSpec, generator, instance_seeds
 from paperlib.bandits.metrics import coverage, cumulative_regret
+from paperlib.decisions import Decisions
 
 
 def run_bandit(

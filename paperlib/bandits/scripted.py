@@ -20,14 +20,14 @@ intentions exactly: the validation of notebook 13.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from paperlib.bandits.baselines import UCB_ALPHA
-from paperlib.decisions import Decisions
 from paperlib.bandits.env import AGENT_STREAM, BanditSpec, History, generator
 from paperlib.bandits.metrics import ACTION_CLASSES, ucb_values
+from paperlib.decisions import Decisions
 
 
 class ScriptedKnowingDoingAgent:
@@ -78,5 +78,7 @@ class ScriptedKnowingDoingAgent:
             else:
                 lines.append(f"{names[a]}: {shown}")
         block = "\n".join(lines)
-        return (f"UCB(a) = mean(a) + sqrt({UCB_ALPHA} * ln(t) / n(a)) with t = {t}.\n"
-                f"<ucb_values>\n{block}\n</ucb_values>\nACTION={names[action]}")
+        return (
+            f"UCB(a) = mean(a) + sqrt({UCB_ALPHA} * ln(t) / n(a)) with t = {t}.\n"
+            f"<ucb_values>\n{block}\n</ucb_values>\nACTION={names[action]}"
+        )

@@ -39,8 +39,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -50,8 +50,18 @@ from paperlib.decisions import Decisions
 DECISION_MODES = ("free", "constrained")
 # The columns every game's step rows take from a Choice (besides its own episode,
 # seat, turn, action, valid and state columns).
-STEP_COLUMNS = ("decision_mode", "prompt", "prompt_hash", "prompt_tokens", "raw_completion", "completion_ids",
-                "completion_logprob", "candidate_logprobs", "forced", "finish_reason")
+STEP_COLUMNS = (
+    "decision_mode",
+    "prompt",
+    "prompt_hash",
+    "prompt_tokens",
+    "raw_completion",
+    "completion_ids",
+    "completion_logprob",
+    "candidate_logprobs",
+    "forced",
+    "finish_reason",
+)
 
 
 @dataclass(frozen=True)
@@ -123,11 +133,15 @@ def check_settings(mode: str, backend, temperature: float, max_new_tokens: int |
         raise ValueError(f"unknown decision mode {mode!r}; choose one of {', '.join(DECISION_MODES)}")
     if isinstance(backend, str) and backend not in CAPABILITIES:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(CAPABILITIES)}")
-    capabilities, name = (CAPABILITIES[backend], backend) if isinstance(backend, str) else (backend.capabilities, backend.name)
+    capabilities, name = (
+        (CAPABILITIES[backend], backend) if isinstance(backend, str) else (backend.capabilities, backend.name)
+    )
     if mode == "constrained" and not capabilities.scores:
-        raise ValueError(f"constrained decisions score text, which the {name} backend cannot; "
-                         f"use a backend that scores ({', '.join(k for k, c in CAPABILITIES.items() if c.scores)}) "
-                         f"or free decisions")
+        raise ValueError(
+            f"constrained decisions score text, which the {name} backend cannot; "
+            f"use a backend that scores ({', '.join(k for k, c in CAPABILITIES.items() if c.scores)}) "
+            f"or free decisions"
+        )
     if not temperature >= 0:
         raise ValueError(f"temperature must be zero or more, got {temperature}")
     if max_new_tokens is not None and max_new_tokens < 1:
@@ -137,8 +151,16 @@ def check_settings(mode: str, backend, temperature: float, max_new_tokens: int |
 class DecisionCore:
     """Free or constrained decisions of one format over one backend (see the module doc)."""
 
-    def __init__(self, backend, action_format: ActionFormat, *, mode: str = "free", temperature: float = 1.0,
-                 max_new_tokens: int = 32, seed: int = 0):
+    def __init__(
+        self,
+        backend,
+        action_format: ActionFormat,
+        *,
+        mode: str = "free",
+        temperature: float = 1.0,
+        max_new_tokens: int = 32,
+        seed: int = 0,
+    ):
         check_settings(mode, backend, temperature, max_new_tokens)
         self.backend, self.format, self.mode = backend, action_format, mode
         self.temperature, self.max_new_tokens, self.seed = temperature, max_new_tokens, seed
@@ -166,10 +188,18 @@ class DecisionCore:
         if not requests:
             return []
         local = self.capabilities.renders
-        prompts = [self.backend.render(r.conversation, tools=self.tools) if local
-                   else json.dumps({"messages": r.conversation, "tools": self.tools}, sort_keys=True) for r in requests]
+        prompts = [
+            self.backend.render(r.conversation, tools=self.tools)
+            if local
+            else json.dumps({"messages": r.conversation, "tools": self.tools}, sort_keys=True)
+            for r in requests
+        ]
         hashes = [prompt_hash([r.conversation, self.tools]) for r in requests]
-        streams = [r.stream for r in requests] if self.capabilities.streams and any(r.stream is not None for r in requests) else None
+        streams = (
+            [r.stream for r in requests]
+            if self.capabilities.streams and any(r.stream is not None for r in requests)
+            else None
+        )
         if self.mode == "free" or self.format.write_first:
             stop = [self.format.answer_prefix] if self.mode == "constrained" else list(self.format.stop)
             written = self._write(requests, prompts, streams, stop)
@@ -182,8 +212,12 @@ class DecisionCore:
     def _write(self, requests, prompts, streams, stop):
         seeds = sorted({r.seed for r in requests})
         call_seed = int(np.random.SeedSequence([self.seed, self._calls, *seeds]).generate_state(1)[0])
-        options = {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature, "seed": call_seed,
-                   "stop": stop or None}
+        options = {
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "seed": call_seed,
+            "stop": stop or None,
+        }
         if self.capabilities.logprobs:
             options["logprobs"] = True
         if not self.capabilities.renders:
@@ -193,9 +227,17 @@ class DecisionCore:
         return self.backend.generate(prompts, **options)
 
     def _free(self, completion, prompt, digest) -> Choice:
-        return Choice(self.format.parse(completion.text), completion.text, list(completion.token_ids),
-                      _total(completion.logprobs), prompt, digest, completion.prompt_tokens, completion.finish_reason,
-                      "free")
+        return Choice(
+            self.format.parse(completion.text),
+            completion.text,
+            list(completion.token_ids),
+            _total(completion.logprobs),
+            prompt,
+            digest,
+            completion.prompt_tokens,
+            completion.finish_reason,
+            "free",
+        )
 
     def _constrained(self, requests, prompts, hashes, written, streams) -> list[Choice]:
         fmt = self.format
@@ -209,18 +251,32 @@ class DecisionCore:
         else:
             scores = np.asarray(self.backend.score(scored, names, streams=streams), float)
         choices = []
-        for request, prompt, digest, completion, text, answer, row in zip(requests, prompts, hashes, written, texts,
-                                                                           answers, scores):
+        for request, prompt, digest, completion, text, answer, row in zip(
+            requests, prompts, hashes, written, texts, answers, scores
+        ):
             rng = self._generators.setdefault(request.seed, np.random.default_rng([self.seed, request.seed]))
             k = choose_scored(row, self.temperature, rng)
-            own_ids, own_logprob = ([], 0.0) if completion is None else (list(completion.token_ids), _total(completion.logprobs))
+            own_ids, own_logprob = (
+                ([], 0.0) if completion is None else (list(completion.token_ids), _total(completion.logprobs))
+            )
             head = prompt + text
             head_ids = self.backend.encode(head)
-            forced_ids = continuation_ids(self.backend, head_ids, head, answer[len(text):] + names[k])
-            choices.append(Choice(k, answer + names[k], own_ids + forced_ids, own_logprob + float(row[k]), prompt,
-                                  digest, len(head_ids) if completion is None else completion.prompt_tokens,
-                                  "constrained" if completion is None else completion.finish_reason, "constrained",
-                                  candidate_logprobs=row.tolist(), forced=answer != text))
+            forced_ids = continuation_ids(self.backend, head_ids, head, answer[len(text) :] + names[k])
+            choices.append(
+                Choice(
+                    k,
+                    answer + names[k],
+                    own_ids + forced_ids,
+                    own_logprob + float(row[k]),
+                    prompt,
+                    digest,
+                    len(head_ids) if completion is None else completion.prompt_tokens,
+                    "constrained" if completion is None else completion.finish_reason,
+                    "constrained",
+                    candidate_logprobs=row.tolist(),
+                    forced=answer != text,
+                )
+            )
         return choices
 
 
@@ -229,8 +285,11 @@ def as_decisions(choices: Sequence[Choice], **columns: Sequence) -> Decisions:
     found), the raw completions, the step columns, and any ``columns`` the game adds."""
     rows = [c.columns() for c in choices]
     extra = {name: [row[name] for row in rows] for name in STEP_COLUMNS if name != "raw_completion"}
-    return Decisions(np.array([-1 if c.action is None else c.action for c in choices], dtype=np.int64),
-                     [c.raw_completion for c in choices], {**extra, **columns})
+    return Decisions(
+        np.array([-1 if c.action is None else c.action for c in choices], dtype=np.int64),
+        [c.raw_completion for c in choices],
+        {**extra, **columns},
+    )
 
 
 def _total(logprobs) -> float:

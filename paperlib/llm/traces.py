@@ -19,8 +19,8 @@ turn's prompt, with a mask that is 1 on the model's tokens and 0 on the environm
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -53,8 +53,13 @@ class Trace:
         return list(self.prompt_ids[0]) if self.prompt_ids else [], completion, mask
 
 
-def seat_traces(steps: pd.DataFrame, episodes: pd.DataFrame, encode: Callable[[str], list[int]],
-                reward: str = "reward", components: Sequence[str] = ()) -> list[Trace]:
+def seat_traces(
+    steps: pd.DataFrame,
+    episodes: pd.DataFrame,
+    encode: Callable[[str], list[int]],
+    reward: str = "reward",
+    components: Sequence[str] = (),
+) -> list[Trace]:
     """One :class:`Trace` per (episode, seat) of ``steps``, ordered by episode then seat.
 
     ``episodes`` holds one row per episode (its ``episode``, ``seed``, the ``reward`` column
@@ -70,12 +75,23 @@ def seat_traces(steps: pd.DataFrame, episodes: pd.DataFrame, encode: Callable[[s
     cache: dict[str, list[int]] = {}
     traces = []
     for (episode, seed, seat), rows in steps.sort_values(["episode", "seat", "turn"]).groupby(
-            ["episode", "seed", "seat"], sort=True):
+        ["episode", "seed", "seat"], sort=True
+    ):
         if (episode, seed) not in outcome.index:
             raise ValueError(f"no episode row for episode {episode} (seed {seed})")
         row = outcome.loc[(episode, seed)]
         prompts = [cache.setdefault(p, encode(p)) for p in rows["prompt"]]
-        traces.append(Trace(int(episode), int(seed), int(seat), prompts, [list(ids) for ids in rows["completion_ids"]],
-                            [float(x) for x in rows["completion_logprob"]], float(row[reward]),
-                            {name: float(row[name]) for name in components}, [int(t) for t in rows["turn"]]))
+        traces.append(
+            Trace(
+                int(episode),
+                int(seed),
+                int(seat),
+                prompts,
+                [list(ids) for ids in rows["completion_ids"]],
+                [float(x) for x in rows["completion_logprob"]],
+                float(row[reward]),
+                {name: float(row[name]) for name in components},
+                [int(t) for t in rows["turn"]],
+            )
+        )
     return traces

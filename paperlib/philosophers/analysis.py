@@ -36,6 +36,14 @@ def call_rates(steps: pd.DataFrame, by=("model", "prompt_version")) -> pd.DataFr
     for key, cell in free.groupby(list(by), sort=False):
         calls = int((cell["action"] != "none").sum())
         rate, low, high = wilson_ci(calls, len(cell))
-        rows.append({**dict(zip(by, key)), "steps": len(cell), "calls": calls, "call_rate": rate,
-                     "call_low": low, "call_high": high})
+        rows.append(
+            {
+                **dict(zip(by, key)),
+                "steps": len(cell),
+                "calls": calls,
+                "call_rate": rate,
+                "call_low": low,
+                "call_high": high,
+            }
+        )
     return pd.DataFrame(rows)

@@ -76,7 +76,7 @@ N >= 3, and for sequential mode with N >= 3, the stop never changed the maximum
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -147,7 +147,7 @@ def _table(n: int, rounds: int) -> int | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def max_meals(n: int, rounds: int, mode: str = "simultaneous") -> int:
     """The exact maximum total meals in ``rounds`` rounds at a table of ``n`` under ``mode``."""
     _check(n, rounds, mode)
@@ -304,6 +304,6 @@ def exact_by_ring(rounds: int, mode: str, n_max: int) -> dict[int, int]:
     return best
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ring_cached(rounds: int, mode: str, n: int) -> dict[int, int]:
     return exact_by_ring(rounds, mode, n)

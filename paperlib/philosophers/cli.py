@@ -24,8 +24,8 @@ def add_commands(groups) -> None:
     run.add_argument("--steps-out", help="step rows (parquet)")
     run.set_defaults(func=run_command)
 
-    from paperlib.llm.core import DECISION_MODES
     from paperlib.backends import BACKENDS
+    from paperlib.llm.core import DECISION_MODES
     from paperlib.philosophers.prompts import PROMPTS
 
     ev = commands.add_parser("eval", help="evaluate a model (or policy:NAME) over a grid of N, resumable")
@@ -47,9 +47,9 @@ def add_commands(groups) -> None:
 
 
 def run_command(args) -> int:
-    from paperlib.philosophers.scripted import make_scripted
     from paperlib.data import check_writable, write_parquet
     from paperlib.philosophers.episode import episode_seeds, run_episodes
+    from paperlib.philosophers.scripted import make_scripted
 
     for path in filter(None, (args.out, args.steps_out)):
         check_writable(path)
@@ -88,11 +88,22 @@ def eval_command(args) -> int:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         raise UsageError(f"{flags}: scripted policies take no agent options")
     store = RolloutStore(args.out)
-    episodes, _ = evaluate(args.model, list(dict.fromkeys(args.n)), args.episodes, rounds=args.rounds, mode=args.mode,
-                           seed=args.seed, store=store, batch_episodes=args.batch_episodes, **given)
+    episodes, _ = evaluate(
+        args.model,
+        list(dict.fromkeys(args.n)),
+        args.episodes,
+        rounds=args.rounds,
+        mode=args.mode,
+        seed=args.seed,
+        store=store,
+        batch_episodes=args.batch_episodes,
+        **given,
+    )
     table = summarise(episodes, rewards=("reward",))
     for row in table.itertuples():
-        print(f"{args.model} N={row.n}: {row.episodes} episodes, mean reward {row.reward:.3f} "
-              f"[{row.reward_low:.3f}, {row.reward_high:.3f}], deadlock rate {row.deadlock_rate:.2f}, meals {row.meals:.2f}")
+        print(
+            f"{args.model} N={row.n}: {row.episodes} episodes, mean reward {row.reward:.3f} "
+            f"[{row.reward_low:.3f}, {row.reward_high:.3f}], deadlock rate {row.deadlock_rate:.2f}, meals {row.meals:.2f}"
+        )
     print(f"-> {args.out}")
     return 0

@@ -19,8 +19,8 @@ Rules that are our reconstructions [ours] (README, Reconstructions), as implemen
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 TOOLS = ("pick_up_left", "pick_up_right", "put_down_left", "put_down_right", "eat", "think")
 NO_ACTION = "none"
@@ -123,8 +123,10 @@ def _apply_one(i, action, n, holder, ready, meals, can_eat) -> bool:
     if action == "think":
         return True
     if action == "eat":
-        ok = can_eat if can_eat is not None else (
-            holder[left_fork(i, n)] == i and holder[right_fork(i, n)] == i and ready[i]
+        ok = (
+            can_eat
+            if can_eat is not None
+            else (holder[left_fork(i, n)] == i and holder[right_fork(i, n)] == i and ready[i])
         )
         if ok:
             meals[i] += 1

@@ -10,8 +10,8 @@ carrying what an LLM wrote. So a trainer collects rollouts through this same cod
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
 
 import pandas as pd
 from tqdm.auto import tqdm

@@ -8,7 +8,7 @@ policies go through the same harness (``policy:NAME``), so every row has one sha
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -53,7 +53,12 @@ def evaluate(
     them by default); each finished batch is written before the next starts.
     """
     policy = policy or make_policy(model, **agent_options)
-    labels = {"model": model, "policy": model.removeprefix("policy:"), **getattr(policy, "labels", {}), **(labels or {})}
+    labels = {
+        "model": model,
+        "policy": model.removeprefix("policy:"),
+        **getattr(policy, "labels", {}),
+        **(labels or {}),
+    }
     if store:
         _check_resumable(store, labels, rounds, mode, seed)
     done = store.finished(KEY) if store else set()
@@ -67,8 +72,9 @@ def evaluate(
             for start in range(0, len(todo), batch):
                 chunk = todo[start : start + batch]
                 seeds = [seed + e for e in chunk]
-                ep, st = run_episodes(policy, n=n, rounds=rounds, seeds=seeds, mode=mode, labels=labels,
-                                      progress=progress)
+                ep, st = run_episodes(
+                    policy, n=n, rounds=rounds, seeds=seeds, mode=mode, labels=labels, progress=progress
+                )
                 ep["episode"] = chunk
                 st["episode"] = st["episode"].map(dict(enumerate(chunk)))
                 st.insert(0, "model", model)
@@ -98,8 +104,10 @@ def _check_resumable(store: RolloutStore, labels: dict, rounds: int, mode: str, 
     for column, value in expected.items():
         if len(mine) and (column not in mine or (mine[column] != value).any()):
             found = mine[column].iloc[0] if column in mine else "unset"
-            raise ValueError(f"{store.directory} holds {labels['model']} episodes with {column}={found}, "
-                             f"not {value}: resume with the same settings or write to another directory")
+            raise ValueError(
+                f"{store.directory} holds {labels['model']} episodes with {column}={found}, "
+                f"not {value}: resume with the same settings or write to another directory"
+            )
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

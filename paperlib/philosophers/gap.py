@@ -42,25 +42,35 @@ def run_gap(settings, seed: int, rollouts_dir, progress: bool = False, log=print
     from paperlib.philosophers.llm import make_llm_policy
 
     common = dict(rounds=settings.rounds, mode=settings.mode, seed=seed, progress=progress)
-    episodes = [evaluate(f"policy:{name}", settings.gap_ns, settings.gap_episodes, labels={"decision": "scripted"},
-                         **common)[0] for name in settings.gap_policies]
+    episodes = [
+        evaluate(f"policy:{name}", settings.gap_ns, settings.gap_episodes, labels={"decision": "scripted"}, **common)[0]
+        for name in settings.gap_policies
+    ]
     steps, probes, prompts = [], [], []
     for model, kind in settings.gap_models:
         options = {"max_batch": settings.gap_max_batch} if kind == "hf" else {}
         backend = make_backend(kind, model, **options)
 
         def run(ns, n_episodes, prompt, decision, run_name, model=model, backend=backend):
-            policy = make_llm_policy(model, backend=backend, prompt=prompt, decision=decision,
-                                     max_new_tokens=settings.gap_max_new_tokens, seed=seed)
+            policy = make_llm_policy(
+                model,
+                backend=backend,
+                prompt=prompt,
+                decision=decision,
+                max_new_tokens=settings.gap_max_new_tokens,
+                seed=seed,
+            )
             store = RolloutStore(Path(rollouts_dir) / _slug(model) / run_name)
             return evaluate(model, ns, n_episodes, store=store, policy=policy, labels={"run": run_name}, **common)
 
         for prompt in settings.gap_prompts:
             probes.append(run(settings.gap_ns[:1], settings.gap_probe_episodes, prompt, "free", f"probe-{prompt}")[1])
-        rates = call_rates(pd.concat(probes[-len(settings.gap_prompts):], ignore_index=True))
+        rates = call_rates(pd.concat(probes[-len(settings.gap_prompts) :], ignore_index=True))
         chosen = rates.sort_values("call_rate", ascending=False, kind="stable")["prompt_version"].iloc[0]
         prompts.append({"model": model, "backend": kind, "prompt_version": chosen})
-        log(f"{model}: prompt {chosen} (valid-call rates {dict(zip(rates['prompt_version'], rates['call_rate'].round(3)))})")
+        log(
+            f"{model}: prompt {chosen} (valid-call rates {dict(zip(rates['prompt_version'], rates['call_rate'].round(3)))})"
+        )
         for decision in settings.gap_decisions:
             if decision == "constrained" and (not CAPABILITIES[kind].scores or model in settings.gap_free_only):
                 continue  # an HTTP endpoint does not score text; gap_free_only: the paper's protocol only
@@ -68,8 +78,12 @@ def run_gap(settings, seed: int, rollouts_dir, progress: bool = False, log=print
             episodes.append(ep)
             steps.append(st)
             log(f"{model} {decision}: {len(ep)} episodes")
-    return {"episodes": pd.concat(episodes, ignore_index=True), "steps": _concat(steps),
-            "probe_steps": _concat(probes), "prompts": pd.DataFrame(prompts)}
+    return {
+        "episodes": pd.concat(episodes, ignore_index=True),
+        "steps": _concat(steps),
+        "probe_steps": _concat(probes),
+        "prompts": pd.DataFrame(prompts),
+    }
 
 
 def _slug(model: str) -> str:
@@ -94,12 +108,20 @@ def no_call_effect(episodes: pd.DataFrame) -> pd.DataFrame:
     llm = episodes[(episodes["decision"] != "scripted") | (episodes["policy"] == "no_action")]
     for (model, decision, n), cell in llm.groupby(["model", "decision", "n"], sort=False):
         silent = cell["actions_total"] == 0
-        rows.append({"model": model, "decision": decision, "n": n, "episodes": len(cell),
-                     "no_call_episodes": int(silent.sum()),
-                     "no_action_share": cell["no_actions"].sum() / (cell["no_actions"] + cell["actions_total"]).sum(),
-                     "reward_no_call": cell.loc[silent, "reward"].mean(), "meals_no_call": cell.loc[silent, "meals_total"].mean(),
-                     "reward_with_calls": cell.loc[~silent, "reward"].mean(),
-                     "meals_with_calls": cell.loc[~silent, "meals_total"].mean()})
+        rows.append(
+            {
+                "model": model,
+                "decision": decision,
+                "n": n,
+                "episodes": len(cell),
+                "no_call_episodes": int(silent.sum()),
+                "no_action_share": cell["no_actions"].sum() / (cell["no_actions"] + cell["actions_total"]).sum(),
+                "reward_no_call": cell.loc[silent, "reward"].mean(),
+                "meals_no_call": cell.loc[silent, "meals_total"].mean(),
+                "reward_with_calls": cell.loc[~silent, "reward"].mean(),
+                "meals_with_calls": cell.loc[~silent, "meals_total"].mean(),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -107,5 +129,6 @@ def call_rate_table(probe_steps: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFr
     """Valid-call rates (``analysis.call_rates``) per model and prompt version: in the probe
     for every version (``where`` = :data:`PROBE`) and over the grid for the chosen one
     (``where`` = :data:`GRID`)."""
-    return pd.concat([call_rates(probe_steps).assign(where=PROBE), call_rates(steps).assign(where=GRID)],
-                     ignore_index=True)
+    return pd.concat(
+        [call_rates(probe_steps).assign(where=PROBE), call_rates(steps).assign(where=GRID)], ignore_index=True
+    )

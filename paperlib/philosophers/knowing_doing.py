@@ -265,11 +265,14 @@ def classify(steps: pd.DataFrame) -> pd.DataFrame:
     rationale counts as wrong.
     """
     _require(steps, CLASSIFY_COLUMNS)
-    judged: dict[str, list] = {c: [] for c in ("sensible", "rationale", "rationale_right", "no_rationale",
-                                               "valid_as_seen", "action_class")}
+    judged: dict[str, list] = {
+        c: [] for c in ("sensible", "rationale", "rationale_right", "no_rationale", "valid_as_seen", "action_class")
+    }
     for row in steps[list(CLASSIFY_COLUMNS)].itertuples(index=False):
         obs = Observation(
-            philosopher=int(row.seat), n=int(row.n), round=int(row.turn),
+            philosopher=int(row.seat),
+            n=int(row.n),
+            round=int(row.turn),
             **{field: getattr(row, f"before_{field}") for field in OBSERVED},
         )
         sensible = sensible_tools(obs)
@@ -318,10 +321,18 @@ def no_rationale_share(classified: pd.DataFrame, confidence: float = 0.95) -> tu
 
 # -- a scripted agent whose matrix is known ---------------------------------------------
 
-_NAMED = ("<sensible>{}</sensible>", "< sensible > {} </ sensible >", "<SENSIBLE>`{}`</SENSIBLE>",
-          '<Sensible>"{}".</Sensible>')
-_UNREADABLE = ("I will not name a sensible tool.", "Sensible: <sensible></sensible>",
-               "The sensible tool is <sensible>{}", "Sensible: <sensible>grab_both_forks</sensible>")
+_NAMED = (
+    "<sensible>{}</sensible>",
+    "< sensible > {} </ sensible >",
+    "<SENSIBLE>`{}`</SENSIBLE>",
+    '<Sensible>"{}".</Sensible>',
+)
+_UNREADABLE = (
+    "I will not name a sensible tool.",
+    "Sensible: <sensible></sensible>",
+    "The sensible tool is <sensible>{}",
+    "Sensible: <sensible>grab_both_forks</sensible>",
+)
 _NO_CALL = ("I will wait and see.", '<tool_call>{"name": "grab_fork"}</tool_call>')
 _CALL = '<tool_call>\n{{"name": "{}", "arguments": {{}}}}\n</tool_call>'
 
@@ -347,11 +358,14 @@ class ScriptedKnowingDoingPhilosopher:
 
     def __init__(self, p_right: float = 0.7, mix: Sequence[float] = (0.6, 0.25, 0.15), p_missing: float = 0.3):
         mix = np.asarray(mix, float)
-        if not (0 <= p_right <= 1 and 0 <= p_missing <= 1 and mix.shape == (3,) and mix.min() >= 0
-                and mix[0] + mix[2] > 0):
-            raise ValueError(f"p_right and p_missing must be in [0, 1] and mix three non-negative weights with "
-                             f"sensible or invalid_or_none above 0 (one is always possible), "
-                             f"got {p_right}, {p_missing}, {mix}")
+        if not (
+            0 <= p_right <= 1 and 0 <= p_missing <= 1 and mix.shape == (3,) and mix.min() >= 0 and mix[0] + mix[2] > 0
+        ):
+            raise ValueError(
+                f"p_right and p_missing must be in [0, 1] and mix three non-negative weights with "
+                f"sensible or invalid_or_none above 0 (one is always possible), "
+                f"got {p_right}, {p_missing}, {mix}"
+            )
         self.p_right, self.mix, self.p_missing = p_right, mix, p_missing
 
     def reset(self, seeds: list[int]) -> None:
@@ -386,8 +400,11 @@ class ScriptedKnowingDoingPhilosopher:
         return Decision(
             action=parse_action(text),
             raw_completion=text,
-            extra={"intended_rationale": "right" if right else "wrong", "intended_no_rationale": missing,
-                   "intended_class": kind},
+            extra={
+                "intended_rationale": "right" if right else "wrong",
+                "intended_no_rationale": missing,
+                "intended_class": kind,
+            },
         )
 
 
@@ -396,8 +413,9 @@ class ScriptedKnowingDoingPhilosopher:
 LENS_PROMPT = "sensible-v1"
 
 
-def run_lens(settings, seed: int, rollouts_dir, adapter: str = "base", progress: bool = False,
-             backends: dict | None = None) -> pd.DataFrame:
+def run_lens(
+    settings, seed: int, rollouts_dir, adapter: str = "base", progress: bool = False, backends: dict | None = None
+) -> pd.DataFrame:
     """Notebook 06: every model of ``settings.lens_models`` at every N of ``lens_ns``,
     ``lens_episodes`` episodes, prompt ``sensible-v1``, free decisions (the rationale is
     written text), through the resumable evaluation harness (one store per model and
@@ -417,18 +435,36 @@ def run_lens(settings, seed: int, rollouts_dir, adapter: str = "base", progress:
                 continue
             backend = backends[model]
         options = {"max_batch": settings.gap_max_batch} if backend == "hf" else {}
-        policy = make_llm_policy(model, backend=backend, prompt=LENS_PROMPT, decision="free",
-                                 max_new_tokens=settings.lens_tokens, seed=seed, backend_options=options)
+        policy = make_llm_policy(
+            model,
+            backend=backend,
+            prompt=LENS_PROMPT,
+            decision="free",
+            max_new_tokens=settings.lens_tokens,
+            seed=seed,
+            backend_options=options,
+        )
         store = RolloutStore(Path(rollouts_dir) / re.sub(r"[^\w.-]+", "_", f"{model}-{adapter}"))
-        _, steps = evaluate(model, settings.lens_ns, settings.lens_episodes, rounds=settings.rounds, mode=settings.mode,
-                            seed=seed, store=store, policy=policy, labels={"adapter": adapter}, progress=progress)
+        _, steps = evaluate(
+            model,
+            settings.lens_ns,
+            settings.lens_episodes,
+            rounds=settings.rounds,
+            mode=settings.mode,
+            seed=seed,
+            store=store,
+            policy=policy,
+            labels={"adapter": adapter},
+            progress=progress,
+        )
         seen = observations_before(steps, settings.mode, by=("model", "n", "episode"))
         judged.append(classify(seen).assign(adapter=adapter))
     return pd.concat(judged, ignore_index=True)
 
 
-def lens_table(classified: pd.DataFrame, by: Sequence[str] = ("model", "adapter", "n"),
-               confidence: float = 0.95) -> pd.DataFrame:
+def lens_table(
+    classified: pd.DataFrame, by: Sequence[str] = ("model", "adapter", "n"), confidence: float = 0.95
+) -> pd.DataFrame:
     """One row per ``by`` group × matrix cell (rationale × action class): the cell's share of
     the group's turns with its Wilson interval, and the group's turns."""
     rows = []
@@ -436,20 +472,31 @@ def lens_table(classified: pd.DataFrame, by: Sequence[str] = ("model", "adapter"
         cells = matrix(group, confidence)
         for rationale in RATIONALE_CLASSES:
             for cls in ACTION_CLASSES:
-                rows.append({**dict(zip(by, key)), "rationale": rationale, "action_class": cls, "turns": len(group),
-                             **{stat: float(cells.loc[rationale, (cls, stat)]) for stat in STATS}})
+                rows.append(
+                    {
+                        **dict(zip(by, key)),
+                        "rationale": rationale,
+                        "action_class": cls,
+                        "turns": len(group),
+                        **{stat: float(cells.loc[rationale, (cls, stat)]) for stat in STATS},
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def knowing_vs_doing(classified: pd.DataFrame, by: Sequence[str] = ("model", "adapter", "n"),
-                     confidence: float = 0.95) -> pd.DataFrame:
+def knowing_vs_doing(
+    classified: pd.DataFrame, by: Sequence[str] = ("model", "adapter", "n"), confidence: float = 0.95
+) -> pd.DataFrame:
     """Per group: the share of turns whose rationale is right (knowing), whose action is
     sensible (doing), and with no readable rationale, each with its Wilson interval."""
     rows = []
     for key, group in classified.groupby(list(by), sort=False):
         row = {**dict(zip(by, key)), "turns": len(group)}
-        for name, hits in (("knowing", group["rationale_right"]), ("doing", group["action_class"] == "sensible"),
-                           ("no_rationale", group["no_rationale"])):
+        for name, hits in (
+            ("knowing", group["rationale_right"]),
+            ("doing", group["action_class"] == "sensible"),
+            ("no_rationale", group["no_rationale"]),
+        ):
             row[name], row[f"{name}_low"], row[f"{name}_high"] = wilson_ci(int(hits.sum()), len(group), confidence)
         rows.append(row)
     return pd.DataFrame(rows)

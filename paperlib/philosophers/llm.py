@@ -50,26 +50,46 @@ def _tool_index(text: str) -> int | None:
     return None if action == NO_ACTION else TOOLS.index(action)
 
 
-TABLE_FORMAT = ActionFormat(candidates=TOOLS, parse=_tool_index, answer_prefix=CALL_PREFIX, suffix=CALL_SUFFIX,
-                            stop=tuple(STOP), tools=tuple(TOOL_SCHEMAS))
+TABLE_FORMAT = ActionFormat(
+    candidates=TOOLS,
+    parse=_tool_index,
+    answer_prefix=CALL_PREFIX,
+    suffix=CALL_SUFFIX,
+    stop=tuple(STOP),
+    tools=tuple(TOOL_SCHEMAS),
+)
 
 
 class LLMPolicy:
     """``act(turns) -> [Decision]`` over a backend; see the module docstring."""
 
-    def __init__(self, backend, *, prompt: str = DEFAULT_PROMPT, decision: str = "free", temperature: float = 1.0,
-                 max_new_tokens: int = 32, seed: int = 0):
+    def __init__(
+        self,
+        backend,
+        *,
+        prompt: str = DEFAULT_PROMPT,
+        decision: str = "free",
+        temperature: float = 1.0,
+        max_new_tokens: int = 32,
+        seed: int = 0,
+    ):
         self.prompt = get_prompt(prompt)
-        self.core = DecisionCore(backend, TABLE_FORMAT, mode=decision, temperature=temperature,
-                                 max_new_tokens=max_new_tokens, seed=seed)
+        self.core = DecisionCore(
+            backend, TABLE_FORMAT, mode=decision, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed
+        )
         self.backend, self.decision = backend, decision
         self.temperature, self.max_new_tokens, self.seed = temperature, max_new_tokens, seed
 
     @property
     def labels(self) -> dict:
         """The settings an episode row records (and a resumed run must match)."""
-        return {"backend": self.backend.name, "decision": self.decision, "prompt_version": self.prompt.name,
-                "temperature": float(self.temperature), "max_new_tokens": self.max_new_tokens}
+        return {
+            "backend": self.backend.name,
+            "decision": self.decision,
+            "prompt_version": self.prompt.name,
+            "temperature": float(self.temperature),
+            "max_new_tokens": self.max_new_tokens,
+        }
 
     def reset(self, seeds: list[int]) -> None:
         self.core.reset(seeds)
@@ -79,20 +99,34 @@ class LLMPolicy:
 
     def act(self, turns: list[Turn]) -> list[Decision]:
         requests = [Request(c, t.seed) for c, t in zip(self.conversations(turns), turns)]
-        return [Decision(NO_ACTION if choice.action is None else TOOLS[choice.action], choice.raw_completion,
-                         self.prompt.name, choice.prompt_hash, {k: v for k, v in choice.columns().items()
-                                                                if k not in ("raw_completion", "prompt_hash")})
-                for choice in self.core.decide(requests)]
+        return [
+            Decision(
+                NO_ACTION if choice.action is None else TOOLS[choice.action],
+                choice.raw_completion,
+                self.prompt.name,
+                choice.prompt_hash,
+                {k: v for k, v in choice.columns().items() if k not in ("raw_completion", "prompt_hash")},
+            )
+            for choice in self.core.decide(requests)
+        ]
 
 
-def make_llm_policy(model: str, backend="hf", prompt: str = DEFAULT_PROMPT, decision: str = "free",
-                    temperature: float = 1.0, max_new_tokens: int = 32, seed: int = 0,
-                    backend_options: dict | None = None) -> LLMPolicy:
+def make_llm_policy(
+    model: str,
+    backend="hf",
+    prompt: str = DEFAULT_PROMPT,
+    decision: str = "free",
+    temperature: float = 1.0,
+    max_new_tokens: int = 32,
+    seed: int = 0,
+    backend_options: dict | None = None,
+) -> LLMPolicy:
     """An ``LLMPolicy`` for ``model``; ``backend`` is a kind (``hf``, ``openai``, ``vllm``),
     built here with ``backend_options``, or an already built backend to reuse."""
     get_prompt(prompt)  # before a model loads
     if isinstance(backend, str):
         check_settings(decision, backend, temperature, max_new_tokens)
         backend = make_backend(backend, model, **(backend_options or {}))
-    return LLMPolicy(backend, prompt=prompt, decision=decision, temperature=temperature,
-                     max_new_tokens=max_new_tokens, seed=seed)
+    return LLMPolicy(
+        backend, prompt=prompt, decision=decision, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed
+    )

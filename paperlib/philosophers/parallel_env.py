@@ -153,7 +153,9 @@ class PhilosophersParallelEnv(ParallelEnv):
         deadlock = is_deadlock(self.table)
         over = deadlock or self.table.round >= self.rounds
         observations = {agent: self._observe(self._seat[agent]) for agent in self.agents}
-        infos = {agent: {"action": names[self._seat[agent]], "valid": valid[self._seat[agent]]} for agent in self.agents}
+        infos = {
+            agent: {"action": names[self._seat[agent]], "valid": valid[self._seat[agent]]} for agent in self.agents
+        }
         reward = 0.0
         if over:
             outcome = EpisodeOutcome(

@@ -67,7 +67,8 @@ NO_ACTION = "none"
 # a tool without calling it: it is dropped before the scan for a call.
 RATIONALE_TAG = "sensible"
 RATIONALE_PATTERN = re.compile(
-    rf"<\s{{0,3}}{RATIONALE_TAG}\s{{0,3}}>([^<>]{{0,80}})<\s{{0,3}}/\s{{0,3}}{RATIONALE_TAG}\s{{0,3}}>", re.IGNORECASE)
+    rf"<\s{{0,3}}{RATIONALE_TAG}\s{{0,3}}>([^<>]{{0,80}})<\s{{0,3}}/\s{{0,3}}{RATIONALE_TAG}\s{{0,3}}>", re.IGNORECASE
+)
 _BLOCK_TAG = re.compile(r"<(/?)(think|tools)>", re.IGNORECASE)
 
 # One alternative per explicit form; finditer walks them together, left to right.

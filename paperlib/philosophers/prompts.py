@@ -30,7 +30,11 @@ TOOL_DESCRIPTIONS = {
 TOOL_SCHEMAS = [
     {
         "type": "function",
-        "function": {"name": name, "description": TOOL_DESCRIPTIONS[name], "parameters": {"type": "object", "properties": {}}},
+        "function": {
+            "name": name,
+            "description": TOOL_DESCRIPTIONS[name],
+            "parameters": {"type": "object", "properties": {}},
+        },
     }
     for name in TOOLS
 ]
@@ -45,8 +49,7 @@ RULES = (
 )
 
 PLAIN_TOOLS = (
-    "\n\nTools:\n{tool_lines}\n\nTo call a tool, answer with one line:\n"
-    '<tool_call>{{"name": "TOOL_NAME"}}</tool_call>'
+    '\n\nTools:\n{tool_lines}\n\nTo call a tool, answer with one line:\n<tool_call>{{"name": "TOOL_NAME"}}</tool_call>'
 )
 
 # The knowing-doing lens at the table [ours] (``paperlib.philosophers.knowing_doing``): one
@@ -129,4 +132,3 @@ def get_prompt(name: str) -> PromptVersion:
         return PROMPTS[name]
     except KeyError:
         raise ValueError(f"unknown prompt version {name!r}; choose one of {', '.join(PROMPTS)}") from None
-

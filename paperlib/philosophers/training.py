@@ -100,8 +100,10 @@ class TableSettings(GRPOSettings):
 
     @property
     def shape(self) -> str:
-        return (f"{self.row_count} {self.rows} rows (N = {self.n}, R = {self.rounds}, {self.groups} groups of "
-                f"{self.group_size})")
+        return (
+            f"{self.row_count} {self.rows} rows (N = {self.n}, R = {self.rounds}, {self.groups} groups of "
+            f"{self.group_size})"
+        )
 
     def labels(self) -> dict:
         return {"model": self.model, "reward": self.reward, "seed": self.seed, "profile": self.profile}
@@ -118,7 +120,11 @@ class TableSettings(GRPOSettings):
 
         super().check()
         get_prompt(self.prompt)
-        choices = {"reward": (self.reward, tuple(REWARDS)), "rows": (self.rows, ROW_LAYOUTS), "mode": (self.mode, MODES)}
+        choices = {
+            "reward": (self.reward, tuple(REWARDS)),
+            "rows": (self.rows, ROW_LAYOUTS),
+            "mode": (self.mode, MODES),
+        }
         for name, (value, allowed) in choices.items():
             if value not in allowed:
                 raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
@@ -148,8 +154,9 @@ class TableSettings(GRPOSettings):
                         rows += [json.dumps({"seed": seed, "seat": seat, "turn": t}) for t in range(1, self.rounds + 1)]
         return rows
 
-    def rollout(self, backend, prompts: list[str], step: int, tokenizer) -> tuple[dict, pd.DataFrame, pd.DataFrame,
-                                                                                 dict]:
+    def rollout(
+        self, backend, prompts: list[str], step: int, tokenizer
+    ) -> tuple[dict, pd.DataFrame, pd.DataFrame, dict]:
         """Play the step's episodes, G per seed, with ``backend`` and lay them out as the rows of
         ``prompts`` (the module doc)."""
         from paperlib.llm.traces import seat_traces
@@ -160,15 +167,33 @@ class TableSettings(GRPOSettings):
         seeds = list(dict.fromkeys(k["seed"] for k in keys))
         if seeds != self.step_seeds(step):
             raise RuntimeError(f"step {step} got the rows of seeds {seeds}, expected {self.step_seeds(step)}")
-        policy = LLMPolicy(backend, prompt=self.prompt, decision="free", temperature=self.temperature,
-                           max_new_tokens=self.max_new_tokens, seed=self.seed)
-        episodes, steps = run_episodes(policy, self.n, self.rounds, [x for x in seeds for _ in range(self.group_size)],
-                                       mode=self.mode, labels={"model": self.model, "train_step": step})
+        policy = LLMPolicy(
+            backend,
+            prompt=self.prompt,
+            decision="free",
+            temperature=self.temperature,
+            max_new_tokens=self.max_new_tokens,
+            seed=self.seed,
+        )
+        episodes, steps = run_episodes(
+            policy,
+            self.n,
+            self.rounds,
+            [x for x in seeds for _ in range(self.group_size)],
+            mode=self.mode,
+            labels={"model": self.model, "train_step": step},
+        )
         episodes, steps = add_outcomes(episodes), steps.assign(train_step=step)
         column = REWARDS[self.reward]
         traces = {(t.episode, t.seat): t for t in seat_traces(steps, episodes, backend.encode, reward=column)}
-        rows = {"prompt_ids": [], "completion_ids": [], "env_mask": [], "logprobs": None, "episode_reward": [],
-                "policy_logprob": []}
+        rows = {
+            "prompt_ids": [],
+            "completion_ids": [],
+            "env_mask": [],
+            "logprobs": None,
+            "episode_reward": [],
+            "policy_logprob": [],
+        }
         seen: dict[tuple, int] = {}
         for key in keys:
             j = seen[tuple(key.items())] = seen.get(tuple(key.items()), -1) + 1
@@ -192,12 +217,13 @@ class TableSettings(GRPOSettings):
 
 
 SOURCES = {
-    "n": "paper (N = 5)", "rounds": "paper (R = 5)",
+    "n": "paper (N = 5)",
+    "rounds": "paper (R = 5)",
     "prompt": "ours: the evaluation's default prompt version (cpu: rules-v1, the version notebook 02's probe "
-              "chose for Qwen2.5-Coder-0.5B by its valid-call rate)",
+    "chose for Qwen2.5-Coder-0.5B by its valid-call rate)",
     "mode": "ours: the evaluation's default turn order",
     "rows": "ours: a turn row is exactly what the policy sampled from; the table's prompts carry no history, so "
-            "a packed seat row scores each completion after earlier turns it was not sampled with",
+    "a packed seat row scores each completion after earlier turns it was not sampled with",
     "seat_reward": "ours: the episode's reward to every seat and turn",
 }
 
@@ -233,15 +259,26 @@ def step_summary(episodes: pd.DataFrame) -> dict:
         row[f"{column}_mean"] = float(episodes[column].mean())
         row[f"{column}_std"] = float(episodes[column].std(ddof=0))
     calls = episodes["actions_total"].sum()
-    row.update(deadlock_rate=float(episodes["deadlock"].mean()), meals=float(episodes["meals_total"].mean()),
-               valid_call_rate=float(calls / episodes["decisions"].sum()),
-               invalid_action_rate=float(episodes["invalid_actions"].sum() / calls) if calls else math.nan)
+    row.update(
+        deadlock_rate=float(episodes["deadlock"].mean()),
+        meals=float(episodes["meals_total"].mean()),
+        valid_call_rate=float(calls / episodes["decisions"].sum()),
+        invalid_action_rate=float(episodes["invalid_actions"].sum() / calls) if calls else math.nan,
+    )
     return row
 
 
 # -- after training -------------------------------------------------------------------------------
-def play_adapters(out, adapters: dict, ns, episodes: int, first_seed: int, rollouts_dir, seed: int | None = None,
-                  progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+def play_adapters(
+    out,
+    adapters: dict,
+    ns,
+    episodes: int,
+    first_seed: int,
+    rollouts_dir,
+    seed: int | None = None,
+    progress: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Episodes of the run in ``out`` under each of ``adapters`` (label -> a saved step, or None for
     the base model: the adapter disabled): ``episodes`` episodes at each N of ``ns``, episode e
     with seed ``first_seed + e`` under every adapter, played with the run's prompt, temperature,
@@ -255,10 +292,25 @@ def play_adapters(out, adapters: dict, ns, episodes: int, first_seed: int, rollo
     s = TableSettings.of_run(out)
 
     def play(backend, grid, labels, store):
-        policy = LLMPolicy(backend, prompt=s.prompt, temperature=s.temperature, max_new_tokens=s.max_new_tokens,
-                           seed=s.seed if seed is None else seed)
-        played, steps = evaluate(s.model, grid, episodes, rounds=s.rounds, mode=s.mode, seed=first_seed, store=store,
-                                 policy=policy, labels=labels, progress=progress)
+        policy = LLMPolicy(
+            backend,
+            prompt=s.prompt,
+            temperature=s.temperature,
+            max_new_tokens=s.max_new_tokens,
+            seed=s.seed if seed is None else seed,
+        )
+        played, steps = evaluate(
+            s.model,
+            grid,
+            episodes,
+            rounds=s.rounds,
+            mode=s.mode,
+            seed=first_seed,
+            store=store,
+            policy=policy,
+            labels=labels,
+            progress=progress,
+        )
         return add_outcomes(played), steps
 
     return play_held_out(out, adapters, {"": ns}, rollouts_dir, play, step="step")
@@ -274,13 +326,15 @@ def validate(out, episodes: int, n: int | None = None, progress: bool = True) ->
     steps = {f"step-{k}": k for k in run.steps_saved()}
     if not steps:
         raise ValueError(f"{out} holds no saved step to validate")
-    table, _ = play_adapters(out, steps, [n or s.n], episodes, VALIDATION_SEEDS, run.path / "validation",
-                             progress=progress)
+    table, _ = play_adapters(
+        out, steps, [n or s.n], episodes, VALIDATION_SEEDS, run.path / "validation", progress=progress
+    )
     return table
 
 
-def compare_by_n(episodes: pd.DataFrame, column: str = "reward", baseline: str = "base",
-                 label: str = "selection") -> pd.DataFrame:
+def compare_by_n(
+    episodes: pd.DataFrame, column: str = "reward", baseline: str = "base", label: str = "selection"
+) -> pd.DataFrame:
     """One row per (``label`` other than ``baseline``) x N of held-out episodes
     (``paperlib.training.compare.compare``): the adapter's ``step`` and ``episodes``, its and the
     base model's mean ``column`` with 95% intervals, and the difference, its p from Welch's test
@@ -288,8 +342,19 @@ def compare_by_n(episodes: pd.DataFrame, column: str = "reward", baseline: str =
     hold the same evaluation seeds at that N."""
     table = compare.compare(episodes, [column], label, within=("n",), carry=("step",), base=baseline)
     table = table[table[label] != baseline].reset_index(drop=True)
-    columns = [label, "n", "step", "episodes", "mean", "ci_low", "ci_high", "base_mean", "base_ci_low",
-               "base_ci_high", *compare.AGAINST]
+    columns = [
+        label,
+        "n",
+        "step",
+        "episodes",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "base_mean",
+        "base_ci_low",
+        "base_ci_high",
+        *compare.AGAINST,
+    ]
     return table[[c for c in columns if c in table]]
 
 

@@ -64,6 +64,8 @@ def cot_verdict(effect: str, with_cot: bool, without: bool) -> str:
     whether ``effect`` (e.g. "lowers regret") was significant with CoT and not without, the
     opposite, in both styles or in neither."""
     if with_cot != without:
-        return (f"Ours {'show that direction' if with_cot else 'show the opposite'}: RLFT {effect} significantly "
-                f"{'with' if with_cot else 'without'} CoT and not {'without' if with_cot else 'with'} it.")
+        return (
+            f"Ours {'show that direction' if with_cot else 'show the opposite'}: RLFT {effect} significantly "
+            f"{'with' if with_cot else 'without'} CoT and not {'without' if with_cot else 'with'} it."
+        )
     return f"Ours do not separate the two: RLFT {effect} significantly in {'both styles' if with_cot else 'neither style'}."

@@ -27,11 +27,19 @@ def frequency_bias_claims(results: dict[str, pd.DataFrame], paper: pd.DataFrame)
         r, p = entropy_correlation(result)
         shares = strategy_shares(result)
         first = shares.iloc[0]  # the 0-10 repetitions window
-        rows.append({"model": model, "r": r, "p": p, "paper r (2B / 27B)": f"{paper.loc['B06', 'value']} / {paper.loc['B08', 'value']}",
-                     "frequent": shares.loc["all", "frequent"], "greedy": shares.loc["all", "greedy"],
-                     "other": shares.loc["all", "other"],
-                     "paper frequent (2B / 27B)": f"{paper.loc['B07', 'value']} / {paper.loc['B09', 'value']}",
-                     "frequent, 0-10 repetitions": first["frequent"],
-                     "paper frequent 0-10 (2B)": str(paper.loc["B18", "value"]),
-                     "shown: r < 0 and frequent > 0.5": bool(r < 0 and shares.loc["all", "frequent"] > 0.5)})
+        rows.append(
+            {
+                "model": model,
+                "r": r,
+                "p": p,
+                "paper r (2B / 27B)": f"{paper.loc['B06', 'value']} / {paper.loc['B08', 'value']}",
+                "frequent": shares.loc["all", "frequent"],
+                "greedy": shares.loc["all", "greedy"],
+                "other": shares.loc["all", "other"],
+                "paper frequent (2B / 27B)": f"{paper.loc['B07', 'value']} / {paper.loc['B09', 'value']}",
+                "frequent, 0-10 repetitions": first["frequent"],
+                "paper frequent 0-10 (2B)": str(paper.loc["B18", "value"]),
+                "shown: r < 0 and frequent > 0.5": bool(r < 0 and shares.loc["all", "frequent"] > 0.5),
+            }
+        )
     return pd.DataFrame(rows)

@@ -29,8 +29,17 @@ def paper_rows(reported: pd.DataFrame) -> pd.DataFrame:
         ns = tuple(n for n in (5, 10, 15) if _in_span(n, span))
         value = pd.to_numeric(row.value, errors="coerce")
         for n in ns:
-            rows.append({"id": row.id, "claim": row.claim, "n": n, "value": value, "low": row.low,
-                         "high": row.high, "source": row.source})
+            rows.append(
+                {
+                    "id": row.id,
+                    "claim": row.claim,
+                    "n": n,
+                    "value": value,
+                    "low": row.low,
+                    "high": row.high,
+                    "source": row.source,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -53,12 +62,23 @@ def behaviour(episodes: pd.DataFrame) -> pd.DataFrame:
     for (model, decision), cell in llm.groupby(["model", "decision"], sort=False):
         calls, invalid = int(cell["actions_total"].sum()), int(cell["invalid_actions"].sum())
         completions = calls + int(cell["no_actions"].sum())
-        rows.append({"model": model, "decision": decision, "episodes": len(cell), "completions": completions,
-                     "calls": calls, "call_rate": calls / completions, "valid_actions": calls - invalid,
-                     "valid_rate": (calls - invalid) / completions,
-                     "invalid_rate": invalid / calls if calls else np.nan, "meals": cell["meals_total"].mean(),
-                     "with_meals": int((cell["meals_total"] > 0).sum()), "reward": cell["reward"].mean(),
-                     "degenerate": int(((cell["meals_total"] == 0) & np.isclose(cell["reward"], 1.0)).sum())})
+        rows.append(
+            {
+                "model": model,
+                "decision": decision,
+                "episodes": len(cell),
+                "completions": completions,
+                "calls": calls,
+                "call_rate": calls / completions,
+                "valid_actions": calls - invalid,
+                "valid_rate": (calls - invalid) / completions,
+                "invalid_rate": invalid / calls if calls else np.nan,
+                "meals": cell["meals_total"].mean(),
+                "with_meals": int((cell["meals_total"] > 0).sum()),
+                "reward": cell["reward"].mean(),
+                "degenerate": int(((cell["meals_total"] == 0) & np.isclose(cell["reward"], 1.0)).sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -69,8 +89,9 @@ def action_shares(steps: pd.DataFrame, decision: str) -> pd.DataFrame:
     return mine.groupby("model", sort=False)["action"].value_counts(normalize=True).rename("share").reset_index()
 
 
-def what_this_shows(table: pd.DataFrame, episodes: pd.DataFrame, steps: pd.DataFrame, rates: pd.DataFrame,
-                    paper: pd.DataFrame) -> str:
+def what_this_shows(
+    table: pd.DataFrame, episodes: pd.DataFrame, steps: pd.DataFrame, rates: pd.DataFrame, paper: pd.DataFrame
+) -> str:
     """Notebook 02's closing paragraph, as Markdown, every number computed from the run:
     ``table`` (``gap.gap_table``), ``episodes`` and ``steps`` (``gap.run_gap``), ``rates``
     (``gap.call_rate_table``) and ``paper`` (:func:`paper_rows`).
@@ -86,18 +107,24 @@ def what_this_shows(table: pd.DataFrame, episodes: pd.DataFrame, steps: pd.DataF
     sentences = [_free_sentence(row, _cells(table, row), rates, paper) for row in free.itertuples()]
     bullets = ["- *Free mode, the paper's protocol.* " + (" ".join(sentences) or "No model plays it in this run.")]
     shares = action_shares(steps, "constrained")
-    sentences = [_constrained_sentence(row, _cells(table, row), shares[shares["model"] == row.model],
-                                       episodes[(episodes["model"] == row.model)
-                                                & (episodes["decision"] == "constrained")])
-                 for row in constrained.itertuples()]
+    sentences = [
+        _constrained_sentence(
+            row,
+            _cells(table, row),
+            shares[shares["model"] == row.model],
+            episodes[(episodes["model"] == row.model) & (episodes["decision"] == "constrained")],
+        )
+        for row in constrained.itertuples()
+    ]
     only_free = [m for m in free["model"] if m not in set(constrained["model"])]
     if sentences and only_free:
         sentences.append(f"{_models(only_free)} {'plays' if len(only_free) == 1 else 'play'} free mode only.")
     bullets.append("- *Constrained mode, ours.* " + (" ".join(sentences) or "No model plays it in this run."))
     for row in free[free["model"].str.lower().str.startswith(QWEN_FAMILY)].itertuples():
         bullets.append("- *The Qwen-family model.* " + _qwen_sentence(row, _cells(table, row), steps, paper))
-    bullets.append("- *Against the paper.* " + " ".join(filter(None, (_paper_sentence(table, paper),
-                                                                       _scripted_sentence(table)))))
+    bullets.append(
+        "- *Against the paper.* " + " ".join(filter(None, (_paper_sentence(table, paper), _scripted_sentence(table))))
+    )
     return "**What this shows** (computed from this run's tables).\n\n" + "\n".join(bullets)
 
 
@@ -150,31 +177,43 @@ def _free_sentence(row, cells, rates, paper) -> str:
     whether its reward sits at the degenerate maximum (A13)."""
     probe = rates[(rates["where"] == PROBE) & (rates["model"] == row.model)]
     probed = "; probe: " + ", ".join(f"{r.call_rate:.1%} with `{r.prompt_version}`" for r in probe.itertuples())
-    acts = (f"{row.valid_rate:.1%} of its completions were valid actions and {row.invalid_rate:.1%} of its calls "
-            "were invalid" if row.calls else "it took no action")
-    text = (f"`{row.model}` wrote a parseable call in {row.calls:,} of its {row.completions:,} grid completions "
-            f"({row.call_rate:.1%}{probed if len(probe) else ''}); {acts}. At {_ns(cells)}: mean reward "
-            f"{_by_n(cells, 'reward', 3)}, deadlock rate {_by_n(cells, 'deadlock_rate')}, meals per episode "
-            f"{_by_n(cells, 'meals')}. ")
+    acts = (
+        f"{row.valid_rate:.1%} of its completions were valid actions and {row.invalid_rate:.1%} of its calls "
+        "were invalid"
+        if row.calls
+        else "it took no action"
+    )
+    text = (
+        f"`{row.model}` wrote a parseable call in {row.calls:,} of its {row.completions:,} grid completions "
+        f"({row.call_rate:.1%}{probed if len(probe) else ''}); {acts}. At {_ns(cells)}: mean reward "
+        f"{_by_n(cells, 'reward', 3)}, deadlock rate {_by_n(cells, 'deadlock_rate')}, meals per episode "
+        f"{_by_n(cells, 'meals')}. "
+    )
     a13 = _paper_number(_reported(paper, "A13"))
     if row.degenerate == row.episodes:
-        return text + (f"Every episode scores the maximum {a13} with zero meals: the paper's DeepSeek-R1-Distill "
-                       f"case (A13: {a13} at every N, zero meals), by the mechanism the paper names; the reward pays "
-                       "its maximum to a table that never deadlocks, whether or not anyone eats.")
+        return text + (
+            f"Every episode scores the maximum {a13} with zero meals: the paper's DeepSeek-R1-Distill "
+            f"case (A13: {a13} at every N, zero meals), by the mechanism the paper names; the reward pays "
+            "its maximum to a table that never deadlocks, whether or not anyone eats."
+        )
     share = f"{row.degenerate / row.episodes:.0%}"
     if row.meals == 0:
-        return text + (f"It eats nothing, and {row.degenerate} of its {row.episodes} episodes ({share}) score the "
-                       f"maximum {a13} (A13's degenerate case); the others lose the no-deadlock credit or pay for "
-                       "`think` (r_idle).")
-    return text + (f"It eats in {row.with_meals} of its {row.episodes} episodes; {row.degenerate} ({share}) score "
-                   f"the maximum {a13} with zero meals (A13's degenerate case).")
+        return text + (
+            f"It eats nothing, and {row.degenerate} of its {row.episodes} episodes ({share}) score the "
+            f"maximum {a13} (A13's degenerate case); the others lose the no-deadlock credit or pay for "
+            "`think` (r_idle)."
+        )
+    return text + (
+        f"It eats in {row.with_meals} of its {row.episodes} episodes; {row.degenerate} ({share}) score "
+        f"the maximum {a13} with zero meals (A13's degenerate case)."
+    )
 
 
 def _constrained_sentence(row, cells, shares, episodes) -> str:
     """A model in constrained mode: its commonest actions (those making up 90%, at most
     three), meals, deadlock rate and reward by N, the round its deadlocks come in and how
     the deadlock rate moves with N."""
-    top = shares.iloc[:min(3, int((shares["share"].cumsum() < 0.9).sum()) + 1)]
+    top = shares.iloc[: min(3, int((shares["share"].cumsum() < 0.9).sum()) + 1)]
     picks = ", ".join(f"`{a}` {s:.0%}" for a, s in zip(top["action"], top["share"]))
     meals = "never eats: zero meals in every cell" if row.meals == 0 else f"eats {row.meals:.2f} meals per episode"
     deadlocks = int(episodes["deadlock"].sum())
@@ -185,9 +224,11 @@ def _constrained_sentence(row, cells, shares, episodes) -> str:
     else:
         rounds = "no episode deadlocks"
     trend = f"; the deadlock rate {_trend(cells['deadlock_rate'])}" if deadlocks and len(cells) > 1 else ""
-    return (f"`{row.model}` acts on its own scores of the six tool names: {picks} of its actions "
-            f"({row.valid_rate:.1%} valid), and {meals}. At {_ns(cells)}: deadlock rate "
-            f"{_by_n(cells, 'deadlock_rate')}, mean reward {_by_n(cells, 'reward', 3)}; {rounds}{trend}.")
+    return (
+        f"`{row.model}` acts on its own scores of the six tool names: {picks} of its actions "
+        f"({row.valid_rate:.1%} valid), and {meals}. At {_ns(cells)}: deadlock rate "
+        f"{_by_n(cells, 'deadlock_rate')}, mean reward {_by_n(cells, 'reward', 3)}; {rounds}{trend}."
+    )
 
 
 def _trend(values) -> str:
@@ -207,16 +248,20 @@ def _qwen_sentence(row, cells, steps, paper) -> str:
     worst = action_shares(mine, "free").head(1)
     commonest = "".join(f", most often `{a}` ({s:.0%} of them)" for a, s in zip(worst["action"], worst["share"]))
     calls = f"{row.invalid_rate:.1%} of its calls invalid{commonest}" if row.calls else "no call to judge"
-    text = (f"`{row.model}`, in free mode: a parseable call in {row.call_rate:.1%} of its completions "
-            f"({row.calls:,} of {row.completions:,}), {calls}, {row.meals:.2f} meals per episode.")
+    text = (
+        f"`{row.model}`, in free mode: a parseable call in {row.call_rate:.1%} of its completions "
+        f"({row.calls:,} of {row.completions:,}), {calls}, {row.meals:.2f} meals per episode."
+    )
     five = cells[cells["n"] == 5]
     if five.empty:
         return text
     reward, deadlock = five["reward"].iloc[0], five["deadlock_rate"].iloc[0]
     qwen = _reported(paper, "A05")
-    return text + (f" At N = 5 it scores {reward:.3f} with deadlock rate {deadlock:.2f}, "
-                   f"{'above' if reward > qwen else 'at or below'} the paper's Qwen3-14B ({_paper_number(qwen)}, "
-                   f"deadlock {_paper_number(_reported(paper, 'A06'))}, A05/A06).")
+    return text + (
+        f" At N = 5 it scores {reward:.3f} with deadlock rate {deadlock:.2f}, "
+        f"{'above' if reward > qwen else 'at or below'} the paper's Qwen3-14B ({_paper_number(qwen)}, "
+        f"deadlock {_paper_number(_reported(paper, 'A06'))}, A05/A06)."
+    )
 
 
 def _paper_sentence(table, paper) -> str:
@@ -226,25 +271,33 @@ def _paper_sentence(table, paper) -> str:
     like Qwen3-14B (reward below the frontier's lowest, deadlock rate above its highest)."""
     (low, high), (dl_low, dl_high) = _reported(paper, "A01"), _reported(paper, "A02")
     lo, dl = _paper_number(low), _paper_number(dl_high)
-    text = (f"The paper reports {lo}–{_paper_number(high)} for the frontier models at N = 5 (deadlock "
-            f"{_paper_number(dl_low)}–{dl}, A01/A02) and {_paper_number(_reported(paper, 'A05'))} for Qwen3-14B "
-            f"(deadlock {_paper_number(_reported(paper, 'A06'))}, A05/A06).")
+    text = (
+        f"The paper reports {lo}–{_paper_number(high)} for the frontier models at N = 5 (deadlock "
+        f"{_paper_number(dl_low)}–{dl}, A01/A02) and {_paper_number(_reported(paper, 'A05'))} for Qwen3-14B "
+        f"(deadlock {_paper_number(_reported(paper, 'A06'))}, A05/A06)."
+    )
     five = table[(table["decision"] != "scripted") & (table["n"] == 5)]
     if five.empty:
         return text + " This run has no LLM cell at N = 5 to set beside them."
-    ours = "; ".join(f"`{r.model}` ({r.decision}) {r.reward:.3f}, deadlock {r.deadlock_rate:.2f}, "
-                     f"meals {r.meals:.2f}" for r in five.itertuples())
+    ours = "; ".join(
+        f"`{r.model}` ({r.decision}) {r.reward:.3f}, deadlock {r.deadlock_rate:.2f}, meals {r.meals:.2f}"
+        for r in five.itertuples()
+    )
     level = (five["reward"] >= low) & (five["deadlock_rate"] <= dl_high)
     eats, idle = five[level & (five["zero_meal_share"] < 0.5)], five[level & (five["zero_meal_share"] >= 0.5)]
     weak = five[(five["reward"] < low) & (five["deadlock_rate"] > dl_high)]
     eat_clause = _subject(eats, "eats", "eat") + " in most episodes" if len(eats) else "no cell eats in most episodes"
     weak_clause = _subject(weak, "deadlocks", "deadlock") if len(weak) else "no cell deadlocks"
-    text += (f" Ours at N = 5: {ours}. Our models {'show' if len(eats) and len(weak) else 'do not show'} a "
-             f"coordination gap of the paper's shape: {eat_clause} at the frontier's level (reward ≥ {lo}, "
-             f"deadlock ≤ {dl}); {weak_clause} like Qwen3-14B (reward below {lo}, deadlock above {dl}).")
+    text += (
+        f" Ours at N = 5: {ours}. Our models {'show' if len(eats) and len(weak) else 'do not show'} a "
+        f"coordination gap of the paper's shape: {eat_clause} at the frontier's level (reward ≥ {lo}, "
+        f"deadlock ≤ {dl}); {weak_clause} like Qwen3-14B (reward below {lo}, deadlock above {dl})."
+    )
     if len(idle):
-        text += (f" {_subject(idle, 'reaches', 'reach')} the frontier's level while eating nothing in most episodes: "
-                 "the no-deadlock credit, not coordination.")
+        text += (
+            f" {_subject(idle, 'reaches', 'reach')} the frontier's level while eating nothing in most episodes: "
+            "the no-deadlock credit, not coordination."
+        )
     return text
 
 
@@ -260,20 +313,29 @@ def _scripted_sentence(table) -> str:
     cells = scripted[scripted["model"].isin(eaters)]
     below = cells["reward"].max() < no_action.min()
     names = _models(m.removeprefix("policy:") for m in eaters)
-    return (f"The scripted baselines that eat without deadlock ({names}: "
-            f"{_span(cells['meals'].min(), cells['meals'].max(), 2)} meals per episode) score "
-            f"{_span(cells['reward'].min(), cells['reward'].max(), 3)}, {'below' if below else 'not below'} "
-            f"`no_action`'s {_span(no_action.min(), no_action.max(), 3)}"
-            + (": the degenerate maximum again." if below else "."))
+    return (
+        f"The scripted baselines that eat without deadlock ({names}: "
+        f"{_span(cells['meals'].min(), cells['meals'].max(), 2)} meals per episode) score "
+        f"{_span(cells['reward'].min(), cells['reward'].max(), 3)}, {'below' if below else 'not below'} "
+        f"`no_action`'s {_span(no_action.min(), no_action.max(), 3)}"
+        + (": the degenerate maximum again." if below else ".")
+    )
 
 
 # -- notebook 02's claims (paper A, Fig. 1 and the main table)
 
 # The paper's models, by the names paperlib.models gives them (the `paper` profile's gap_models).
 FRONTIER = ("claude-opus-4.7", "gpt-5.4", "gemini-3.1-pro", "grok-4.2")
-PAPER_MODELS = {"A01": FRONTIER, "A02": FRONTIER, "A03": ("mistral-small-24b",), "A04": ("mistral-small-24b",),
-                "A05": ("qwen3-14b",), "A06": ("qwen3-14b",), "A07": ("qwen3-14b",),
-                "A13": ("deepseek-r1-distill-qwen-7b",)}
+PAPER_MODELS = {
+    "A01": FRONTIER,
+    "A02": FRONTIER,
+    "A03": ("mistral-small-24b",),
+    "A04": ("mistral-small-24b",),
+    "A05": ("qwen3-14b",),
+    "A06": ("qwen3-14b",),
+    "A07": ("qwen3-14b",),
+    "A13": ("deepseek-r1-distill-qwen-7b",),
+}
 # [ours] A model "writes no parseable call", the paper's DeepSeek case (A13), when fewer than
 # this share of its free-mode completions over the grid hold one; any model below it is tested
 # on A13's mechanism (reward 1.0, zero meals), the paper's DeepSeek by name.
@@ -300,11 +362,26 @@ def gap_claims_table(table: pd.DataFrame, rates: pd.DataFrame, source, profile: 
             cells = free[free["model"] == model].set_index("n")
             what = reported.loc[id_, "claim"]
             if cells.empty:
-                rows.append({"reported": id_, "what": what, "model": model, "ours": np.nan, "effect_if": "",
-                             "shown": pd.NA, "note": f"not run on this profile (its free-mode LLMs: {ran})"})
+                rows.append(
+                    {
+                        "reported": id_,
+                        "what": what,
+                        "model": model,
+                        "ours": np.nan,
+                        "effect_if": "",
+                        "shown": pd.NA,
+                        "note": f"not run on this profile (its free-mode LLMs: {ran})",
+                    }
+                )
             else:
-                rows.append({"reported": id_, "what": what, "model": f"{model} (free)",
-                             **_gap_claim(id_, cells, reported.loc[id_])})
+                rows.append(
+                    {
+                        "reported": id_,
+                        "what": what,
+                        "model": f"{model} (free)",
+                        **_gap_claim(id_, cells, reported.loc[id_]),
+                    }
+                )
     grid = rates[rates["where"] == GRID]
     for row in grid[grid["call_rate"] < NO_CALL_RATE].itertuples():
         cells = free[free["model"] == row.model].set_index("n")
@@ -312,40 +389,71 @@ def gap_claims_table(table: pd.DataFrame, rates: pd.DataFrame, source, profile: 
             continue
         claim = _gap_claim("A13", cells, reported.loc["A13"])
         claim["note"] = f"its call rate over the grid {row.call_rate:.4f} (< {NO_CALL_RATE}, [ours]); {claim['note']}"
-        rows.append({"reported": "A13", "model": f"{row.model} (free)",
-                     "what": "mean reward of a model that writes no parseable call (the paper's DeepSeek case)", **claim})
+        rows.append(
+            {
+                "reported": "A13",
+                "model": f"{row.model} (free)",
+                "what": "mean reward of a model that writes no parseable call (the paper's DeepSeek case)",
+                **claim,
+            }
+        )
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "02_coordination_gap", profile)
 
 
 def _gap_claim(id_: str, cells: pd.DataFrame, number: pd.Series) -> dict:
     """ours, its interval, the test and its outcome for one reported number and one model's cells (by N)."""
     column = "deadlock_rate" if "deadlock" in number["claim"] else "reward"
-    low_col, high_col = ("deadlock_low", "deadlock_high") if column == "deadlock_rate" else ("reward_low", "reward_high")
+    low_col, high_col = (
+        ("deadlock_low", "deadlock_high") if column == "deadlock_rate" else ("reward_low", "reward_high")
+    )
     ns = [n for n in (5, 10, 15) if _in_span(n, str(number["n_philosophers_or_arms"])) and n in cells.index]
     if not ns:
-        return {"ours": np.nan, "effect_if": "", "shown": pd.NA,
-                "note": f"no cell at N = {number['n_philosophers_or_arms']}"}
+        return {
+            "ours": np.nan,
+            "effect_if": "",
+            "shown": pd.NA,
+            "note": f"no cell at N = {number['n_philosophers_or_arms']}",
+        }
     values = cells.loc[ns, column]
-    by_n = "; ".join(f"N = {n}: {cells.loc[n, column]:.3f} [{cells.loc[n, low_col]:.3f}, {cells.loc[n, high_col]:.3f}]"
-                     for n in ns)
+    by_n = "; ".join(
+        f"N = {n}: {cells.loc[n, column]:.3f} [{cells.loc[n, low_col]:.3f}, {cells.loc[n, high_col]:.3f}]" for n in ns
+    )
     if id_ == "A13":
         shown = bool((values >= 0.995).all() and (cells.loc[ns, "meals"] == 0).all())
-        return {"ours": float(values.min()), "effect_if": "1.0 with zero meals at every N", "shown": shown,
-                "note": f"the lowest over N; {by_n}; meals {', '.join(f'{m:g}' for m in cells.loc[ns, 'meals'])}"}
+        return {
+            "ours": float(values.min()),
+            "effect_if": "1.0 with zero meals at every N",
+            "shown": shown,
+            "note": f"the lowest over N; {by_n}; meals {', '.join(f'{m:g}' for m in cells.loc[ns, 'meals'])}",
+        }
     if id_ == "A04":  # the largest across N = 10, 15
         n = int(values.idxmax())
         value, low, high = float(number["value"]), cells.loc[n, low_col], cells.loc[n, high_col]
-        return {"ours": float(values.max()), "ours_low": low, "ours_high": high,
-                "effect_if": f"{value:g} within our 95% interval", "shown": bool(low <= value <= high),
-                "note": f"the largest over N, at N = {n}; {by_n}"}
+        return {
+            "ours": float(values.max()),
+            "ours_low": low,
+            "ours_high": high,
+            "effect_if": f"{value:g} within our 95% interval",
+            "shown": bool(low <= value <= high),
+            "note": f"the largest over N, at N = {n}; {by_n}",
+        }
     if isinstance(number["value"], str):  # one number, at one N
         n, value = ns[0], float(number["value"])
         low, high = cells.loc[n, low_col], cells.loc[n, high_col]
-        return {"ours": float(values.iloc[0]), "ours_low": low, "ours_high": high,
-                "effect_if": f"{value:g} within our 95% interval", "shown": bool(low <= value <= high),
-                "note": by_n}
+        return {
+            "ours": float(values.iloc[0]),
+            "ours_low": low,
+            "ours_high": high,
+            "effect_if": f"{value:g} within our 95% interval",
+            "shown": bool(low <= value <= high),
+            "note": by_n,
+        }
     low, high = float(number["low"]), float(number["high"])  # a range over models or over N
-    return {"ours": float(values.mean()), "ours_low": float(values.min()), "ours_high": float(values.max()),
-            "effect_if": f"every cell within the paper's range {low:g} to {high:g}",
-            "shown": bool(values.between(low, high).all()),
-            "note": f"ours: the mean over N, with the lowest and highest cell as its interval; {by_n}"}
+    return {
+        "ours": float(values.mean()),
+        "ours_low": float(values.min()),
+        "ours_high": float(values.max()),
+        "effect_if": f"every cell within the paper's range {low:g} to {high:g}",
+        "shown": bool(values.between(low, high).all()),
+        "note": f"ours: the mean over N, with the lowest and highest cell as its interval; {by_n}",
+    }

@@ -17,19 +17,40 @@ from paperlib.stats import ALPHA
 
 def evaluation_settings(profile) -> pd.DataFrame:
     """The validation and evaluation sizes of ``profile`` (a ``paperlib.profiles.Profile``)."""
-    return pd.DataFrame({"setting": ["validation episodes per saved step (N = the recipe's)", "evaluation N",
-                                     "evaluation episodes per cell", "evaluation seeds", "sampling"],
-                         "value": [profile.grpo_val_episodes, profile.grpo_eval_ns, profile.grpo_eval_episodes,
-                                   f"0 to {profile.grpo_eval_episodes - 1}, the same for every adapter",
-                                   "the run's prompt, temperature and token budget"]})
+    return pd.DataFrame(
+        {
+            "setting": [
+                "validation episodes per saved step (N = the recipe's)",
+                "evaluation N",
+                "evaluation episodes per cell",
+                "evaluation seeds",
+                "sampling",
+            ],
+            "value": [
+                profile.grpo_val_episodes,
+                profile.grpo_eval_ns,
+                profile.grpo_eval_episodes,
+                f"0 to {profile.grpo_eval_episodes - 1}, the same for every adapter",
+                "the run's prompt, temperature and token budget",
+            ],
+        }
+    )
 
 
 def selection_table(log: pd.DataFrame, validation: pd.DataFrame, chosen: dict) -> pd.DataFrame:
     """Each rule's step (``chosen``: rule -> step) with its training and mean validation reward."""
     val_means = validation.groupby("step")["reward"].mean()
-    return pd.DataFrame([{"rule": rule, "step": step,
-                          "training reward": float(log.set_index("step").loc[step, "train_reward"]),
-                          "validation reward": float(val_means[step])} for rule, step in chosen.items()])
+    return pd.DataFrame(
+        [
+            {
+                "rule": rule,
+                "step": step,
+                "training reward": float(log.set_index("step").loc[step, "train_reward"]),
+                "validation reward": float(val_means[step]),
+            }
+            for rule, step in chosen.items()
+        ]
+    )
 
 
 def shaped_reward_table(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -37,45 +58,62 @@ def shaped_reward_table(episodes: pd.DataFrame) -> pd.DataFrame:
     return compare_by_n(episodes, column="reward_shaped")[["selection", "n", "base_mean", "mean", "p", "g"]]
 
 
-def null_result_sentence(table: pd.DataFrame, reported: pd.DataFrame, model: str, control: pd.DataFrame,
-                         episodes: pd.DataFrame) -> str:
+def null_result_sentence(
+    table: pd.DataFrame, reported: pd.DataFrame, model: str, control: pd.DataFrame, episodes: pd.DataFrame
+) -> str:
     """What the base-vs-adapter table supports, per selection rule, beside paper A's numbers
     (rows A05, A08, A09, A10 of ``reported``), read in the light of the positive control
     (``control``: ``philosophers.training.compare_by_n``'s table of notebook 03's held-out test). An adapter
     significantly above the base model at an N where none of its ``episodes`` (the table's)
     has a meal is named as sitting at the paper reward's degenerate maximum (notebook 01)."""
     paper = reported.set_index("id")["value"]
-    lines = [f"Paper A (Qwen3-14B, N = 5): base {paper['A05']}, GRPO {paper['A08']}, Welch p = {paper['A09']}, "
-             f"Hedges' g = {paper['A10']}; not significant at N = 10 and 15 either."]
+    lines = [
+        f"Paper A (Qwen3-14B, N = 5): base {paper['A05']}, GRPO {paper['A08']}, Welch p = {paper['A09']}, "
+        f"Hedges' g = {paper['A10']}; not significant at N = 10 and 15 either."
+    ]
     for selection, rows in table.groupby("selection", sort=False):
-        cells = "; ".join(f"N = {r.n}: {r.base_mean:.3f} → {r.mean:.3f} ({which_test(r)}, {hedges(r)}, "
-                          f"{verdict(r._asdict())})" for r in rows.itertuples())
+        cells = "; ".join(
+            f"N = {r.n}: {r.base_mean:.3f} → {r.mean:.3f} ({which_test(r)}, {hedges(r)}, {verdict(r._asdict())})"
+            for r in rows.itertuples()
+        )
         lines.append(f"Ours ({model}, adapter `{selection}`, step {int(rows['step'].iloc[0])}): {cells}.")
     significant = table[table["p"] < ALPHA]
     if significant.empty:
-        lines.append("No selection rule's adapter differs significantly from the base model at any N"
-                     + (f": our run reproduces the shape of the paper's null result on {model}, not its numbers or its "
-                        f"model; the same trainer and budget did raise a learnable reward (notebook 03)."
-                        if learned(control) else
-                        ". Notebook 03's positive control did not rise significantly either, so on this run the "
-                        "trainer is not shown to learn at all: this is no evidence for or against the paper's null "
-                        "result."))
+        lines.append(
+            "No selection rule's adapter differs significantly from the base model at any N"
+            + (
+                f": our run reproduces the shape of the paper's null result on {model}, not its numbers or its "
+                f"model; the same trainer and budget did raise a learnable reward (notebook 03)."
+                if learned(control)
+                else ". Notebook 03's positive control did not rise significantly either, so on this run the "
+                "trainer is not shown to learn at all: this is no evidence for or against the paper's null "
+                "result."
+            )
+        )
     else:
-        cells = ", ".join(f"`{r.selection}` at N = {r.n} ({'higher' if r.difference > 0 else 'lower'})"
-                          for r in significant.itertuples())
+        cells = ", ".join(
+            f"`{r.selection}` at N = {r.n} ({'higher' if r.difference > 0 else 'lower'})"
+            for r in significant.itertuples()
+        )
         lines.append(f"Unlike the paper, some adapters differ significantly from the base model: {cells}.")
         meals = episodes.groupby(["selection", "n"])["meals_total"].sum()
-        mealless = [f"`{r.selection}` at N = {r.n}" for r in significant.itertuples()
-                    if r.difference > 0 and meals[(r.selection, r.n)] == 0]
+        mealless = [
+            f"`{r.selection}` at N = {r.n}"
+            for r in significant.itertuples()
+            if r.difference > 0 and meals[(r.selection, r.n)] == 0
+        ]
         if mealless:
-            lines.append(f"No philosopher ate in any episode of {', '.join(mealless)}: a higher reward there is the "
-                         "paper reward's degenerate maximum (1.0 with no meal, notebook 01), reached by not acting "
-                         "rather than by coordinating; the shaped reward above does not pay it.")
+            lines.append(
+                f"No philosopher ate in any episode of {', '.join(mealless)}: a higher reward there is the "
+                "paper reward's degenerate maximum (1.0 with no meal, notebook 01), reached by not acting "
+                "rather than by coordinating; the shaped reward above does not pay it."
+            )
     return "\n\n".join(lines)
 
 
-def null_result_claims_table(table: pd.DataFrame, source, profile: str, model: str,
-                             selection: str = "last", episodes: pd.DataFrame | None = None) -> pd.DataFrame:
+def null_result_claims_table(
+    table: pd.DataFrame, source, profile: str, model: str, selection: str = "last", episodes: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Notebook 04's table in the claims schema, for the paper's selection rule: Welch's p at
     N = 5 (A09), Hedges' g at N = 5 (A10: its interval covers 0) and p at N = 10 and 15 (A11,
     A12); the paper's effect is the null result, no significant difference. With ``episodes``
@@ -86,20 +124,37 @@ def null_result_claims_table(table: pd.DataFrame, source, profile: str, model: s
     missing = {"ours": math.nan, "shown": pd.NA, "note": "not evaluated at this N on this profile"}
     claims = []
     for reported, n in (("A09", 5), ("A11", 10), ("A12", 15)):
-        claim = {"reported": reported, "what": f"Welch p, base vs GRPO ({selection} adapter), N = {n}", "model": model,
-                 "effect_if": f"p >= {ALPHA} (no significant difference)", **missing}
+        claim = {
+            "reported": reported,
+            "what": f"Welch p, base vs GRPO ({selection} adapter), N = {n}",
+            "model": model,
+            "effect_if": f"p >= {ALPHA} (no significant difference)",
+            **missing,
+        }
         if n in rows.index:
             r = rows.loc[n]
-            claim.update(ours=r["p"], shown=r["p"] >= ALPHA if r["p"] == r["p"] else pd.NA,
-                         note=f"base {r['base_mean']:.3f}, adapter {r['mean']:.3f}, {int(r['episodes'])} episodes"
-                              + (f"; meals per episode: base {meals[('base', n)]:.2f}, adapter "
-                                 f"{meals[(selection, n)]:.2f}" if meals is not None else ""))
+            claim.update(
+                ours=r["p"],
+                shown=r["p"] >= ALPHA if r["p"] == r["p"] else pd.NA,
+                note=f"base {r['base_mean']:.3f}, adapter {r['mean']:.3f}, {int(r['episodes'])} episodes"
+                + (
+                    f"; meals per episode: base {meals[('base', n)]:.2f}, adapter {meals[(selection, n)]:.2f}"
+                    if meals is not None
+                    else ""
+                ),
+            )
         claims.append(claim)
-    claim = {"reported": "A10", "what": f"Hedges' g, GRPO ({selection} adapter) vs base, N = 5", "model": model,
-             "effect_if": "a 95% interval that covers 0", **missing}
+    claim = {
+        "reported": "A10",
+        "what": f"Hedges' g, GRPO ({selection} adapter) vs base, N = 5",
+        "model": model,
+        "effect_if": "a 95% interval that covers 0",
+        **missing,
+    }
     if 5 in rows.index:
         r = rows.loc[5]
-        claim.update(ours=r["g"], ours_low=r["g_low"], ours_high=r["g_high"], shown=r["g_low"] <= 0 <= r["g_high"],
-                     note="")
+        claim.update(
+            ours=r["g"], ours_low=r["g_low"], ours_high=r["g_high"], shown=r["g_low"] <= 0 <= r["g_high"], note=""
+        )
     claims.append(claim)
     return claims_table(pd.DataFrame(claims).assign(source=source_name(source)), "04_grpo_null_result", profile)

@@ -16,9 +16,12 @@ def adapter_change(classified: pd.DataFrame, base: str = "base") -> pd.DataFrame
     are), the two sides on the same episode seeds."""
     from paperlib.stats import welch
 
-    per_episode = (classified.assign(sensible=classified["action_class"] == "sensible")
-                   .groupby(["model", "n", "adapter", "seed"], sort=False)[["rationale_right", "sensible"]].mean()
-                   .reset_index())
+    per_episode = (
+        classified.assign(sensible=classified["action_class"] == "sensible")
+        .groupby(["model", "n", "adapter", "seed"], sort=False)[["rationale_right", "sensible"]]
+        .mean()
+        .reset_index()
+    )
     rows = []
     for (model, n), cell in per_episode.groupby(["model", "n"], sort=False):
         control = cell[cell["adapter"] == base]
@@ -41,11 +44,14 @@ def adapter_sentences(change: pd.DataFrame) -> str:
     lines = []
     for row in change.itertuples():
         moved = [name for name in ("knowing", "doing") if getattr(row, f"{name}_p") < ALPHA]
-        verdict = {0: "neither changed significantly", 2: "both changed"}.get(len(moved), f"only {''.join(moved)} changed")
+        verdict = {0: "neither changed significantly", 2: "both changed"}.get(
+            len(moved), f"only {''.join(moved)} changed"
+        )
         lines.append(
             f"- **{row.model}**, {row.adapter} against the base model (N = {row.n}, {row.episodes} episodes each): "
             f"right rationale {row.knowing_base:.0%} → {row.knowing:.0%} (p = {row.knowing_p:.2g}), sensible action "
-            f"{row.doing_base:.0%} → {row.doing:.0%} (p = {row.doing_p:.2g}): {verdict} at p < {ALPHA}.")
+            f"{row.doing_base:.0%} → {row.doing:.0%} (p = {row.doing_p:.2g}): {verdict} at p < {ALPHA}."
+        )
     return "\n".join(lines)
 
 
@@ -57,8 +63,10 @@ def lens_sentences(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> 
     lines = []
     for row in summary.itertuples():
         if row.no_rationale_low > 0.5:
-            verdict = ("it wrote no readable rationale in most turns, so this prompt does not measure what it knows; "
-                       "its wrong-rationale row is mostly missing rationales")
+            verdict = (
+                "it wrote no readable rationale in most turns, so this prompt does not measure what it knows; "
+                "its wrong-rationale row is mostly missing rationales"
+            )
         elif row.knowing_low > row.doing_high:
             verdict = "it knew the sensible tool more often than it used it: a knowing-doing gap, as paper B found"
         elif row.doing_low > row.knowing_high:
@@ -69,11 +77,14 @@ def lens_sentences(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> 
             f"- **{row.model}** ({row.adapter}, N = {row.n}, {row.turns} turns): a right rationale in "
             f"{row.knowing:.0%} [{row.knowing_low:.0%}, {row.knowing_high:.0%}] of turns, a sensible action in "
             f"{row.doing:.0%} [{row.doing_low:.0%}, {row.doing_high:.0%}]; no readable rationale in "
-            f"{row.no_rationale:.0%}. So {verdict}.")
+            f"{row.no_rationale:.0%}. So {verdict}."
+        )
     if paper is not None and len(paper):
         correct = paper.loc[paper["id"].isin(["B10", "B11", "B12"]), "value"].astype(float).sum()
         greedy = float(paper.loc[paper["id"] == "B10", "value"].iloc[0])
-        lines.append(f"- For reference only (another game, another model): paper B's Gemma2 27B on bandits had a correct "
-                     f"rationale in {correct:.1f}% of steps by its matrix (its text says 87%) and still acted greedily "
-                     f"in {greedy:.1f}% of all steps with a correct rationale (B10-B12).")
+        lines.append(
+            f"- For reference only (another game, another model): paper B's Gemma2 27B on bandits had a correct "
+            f"rationale in {correct:.1f}% of steps by its matrix (its text says 87%) and still acted greedily "
+            f"in {greedy:.1f}% of all steps with a correct rationale (B10-B12)."
+        )
     return "\n".join(lines)

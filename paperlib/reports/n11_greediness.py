@@ -46,24 +46,67 @@ def greediness_claims(summary: pd.DataFrame, steps: pd.DataFrame, settings, pape
             wide = coverage(model, 20, False)
         has_cot = cot == cot  # NaN: no CoT run
         curve_cot = has_cot or no_cot != no_cot  # the CoT curve, or the no-CoT one for a model without CoT runs
-        curve = steps[(steps["model"] == model) & (steps["arms"] == k) & (steps["noise"] == "low")
-                      & (steps["cot"] == curve_cot) & steps["in_figure"]].groupby("turn")["coverage"].mean()
+        curve = (
+            steps[
+                (steps["model"] == model)
+                & (steps["arms"] == k)
+                & (steps["noise"] == "low")
+                & (steps["cot"] == curve_cot)
+                & steps["in_figure"]
+            ]
+            .groupby("turn")["coverage"]
+            .mean()
+        )
         stagnation = stagnation_step(curve) if len(curve) else float("nan")
-        below, reference = ((no_cot < cot, "below the CoT run") if has_cot
-                            else (no_cot < ucb_k, f"below UCB's {ucb_k:.2f}"))
+        below, reference = (
+            (no_cot < cot, "below the CoT run") if has_cot else (no_cot < ucb_k, f"below UCB's {ucb_k:.2f}")
+        )
         decision = decisions.get(model, settings.bandit_figure_decision)
         rows += [
-            (model, decision, "B01/B02", f"coverage after 50 steps, {k} arms, CoT", "0.40 (2B), 0.65 (9B, 27B)", cot,
-             f"below UCB's {ucb_k:.2f}", cot < ucb_k),
-            (model, decision, "B03", f"coverage without CoT, {k} arms", str(paper.loc["B03", "value"]), no_cot,
-             reference, below),
-            (model, decision, "B04", "coverage, 20 arms", str(paper.loc["B04", "value"]), wide,
-             f"below UCB's {ucb_wide:.2f}", wide < ucb_wide),
-            (model, decision, "B05",
-             f"step by which coverage reaches 90% of its final value, {'CoT' if curve_cot else 'no CoT'} [ours]",
-             str(paper.loc["B05", "value"]), stagnation, "at most 20 of 50 steps", stagnation <= 20),
+            (
+                model,
+                decision,
+                "B01/B02",
+                f"coverage after 50 steps, {k} arms, CoT",
+                "0.40 (2B), 0.65 (9B, 27B)",
+                cot,
+                f"below UCB's {ucb_k:.2f}",
+                cot < ucb_k,
+            ),
+            (
+                model,
+                decision,
+                "B03",
+                f"coverage without CoT, {k} arms",
+                str(paper.loc["B03", "value"]),
+                no_cot,
+                reference,
+                below,
+            ),
+            (
+                model,
+                decision,
+                "B04",
+                "coverage, 20 arms",
+                str(paper.loc["B04", "value"]),
+                wide,
+                f"below UCB's {ucb_wide:.2f}",
+                wide < ucb_wide,
+            ),
+            (
+                model,
+                decision,
+                "B05",
+                f"step by which coverage reaches 90% of its final value, {'CoT' if curve_cot else 'no CoT'} [ours]",
+                str(paper.loc["B05", "value"]),
+                stagnation,
+                "at most 20 of 50 steps",
+                stagnation <= 20,
+            ),
         ]
-    claims = pd.DataFrame(rows, columns=["model", "decision", "id", "claim", "paper", "ours", "the effect, if", "shown"])
+    claims = pd.DataFrame(
+        rows, columns=["model", "decision", "id", "claim", "paper", "ours", "the effect, if", "shown"]
+    )
     claims["shown"] = claims["shown"].astype("boolean").mask(claims["ours"].isna())  # <NA>: not run on this profile
     return claims
 
@@ -74,8 +117,11 @@ def claims_sentences(claims: pd.DataFrame) -> str:
     lines = []
     for (model, decision), rows in claims.groupby(["model", "decision"], sort=False):
         shown = rows["shown"]
-        groups = (("shown in", shown.fillna(False).astype(bool)), ("not shown in", (~shown).fillna(False).astype(bool)),
-                  ("not run on this profile for", shown.isna()))
+        groups = (
+            ("shown in", shown.fillna(False).astype(bool)),
+            ("not shown in", (~shown).fillna(False).astype(bool)),
+            ("not run on this profile for", shown.isna()),
+        )
         parts = [f"{what} {', '.join(rows.loc[mask, 'id'])}" for what, mask in groups if mask.any()]
         lines.append(f"- **{model} ({decision})**: the paper's effect " + "; ".join(parts) + ".")
     return "\n".join(lines)
@@ -88,7 +134,8 @@ def own_choices(steps: pd.DataFrame) -> pd.DataFrame:
     to the arm it chose most. A run with no valid action has no row."""
     valid = steps[(steps["agent"] == "llm") & steps["valid"]]
     per_episode = valid.groupby(["run", "episode"])["action"].agg(
-        arms_chosen="nunique", top_share=lambda actions: actions.value_counts().iloc[0] / len(actions))
+        arms_chosen="nunique", top_share=lambda actions: actions.value_counts().iloc[0] / len(actions)
+    )
     return per_episode.groupby("run").mean().reset_index()
 
 
@@ -105,8 +152,10 @@ def baseline_sentence(summary: pd.DataFrame, steps: pd.DataFrame, arms: int) -> 
     def described(agent):
         return f"{agent} {final.loc[agent, 'coverage']:.0%} (regret {final.loc[agent, 'regret']:.1f})"
 
-    return (f"On the {arms}-armed bandit at low noise UCB had tried {early:.0%} of the arms by step {min(arms, horizon)}; "
-            f"after {horizon} steps the baselines covered: {', '.join(described(a) for a in ('ucb', 'random', 'greedy'))}.")
+    return (
+        f"On the {arms}-armed bandit at low noise UCB had tried {early:.0%} of the arms by step {min(arms, horizon)}; "
+        f"after {horizon} steps the baselines covered: {', '.join(described(a) for a in ('ucb', 'random', 'greedy'))}."
+    )
 
 
 def llm_run_sentences(summary: pd.DataFrame, choices: pd.DataFrame, arms: int, horizon: int) -> str:
@@ -123,13 +172,19 @@ def llm_run_sentences(summary: pd.DataFrame, choices: pd.DataFrame, arms: int, h
         if row.decision == "free":
             fallback = "every step" if row.valid == 0 else "the others" if row.valid < 1 else ""
             valid = f"a valid `ACTION=` in {row.valid:.0%} of its steps" + (
-                f" ({fallback} played a random arm); " if fallback else "; ")
-        chosen = ("it never chose an arm itself." if row.arms_chosen != row.arms_chosen else
-                  f"the arms it chose itself: {row.arms_chosen:.1f} of {arms} per episode on average, "
-                  f"{row.top_share:.0%} of its choices on the one it chose most.")
-        lines.append(f"- **{row.model} {'CoT' if row.cot else 'no CoT'} ({row.decision})**: {valid}coverage after "
-                     f"{horizon} steps {row.coverage:.2f} (UCB {reference['ucb']:.2f}, random {reference['random']:.2f}); "
-                     f"{chosen}")
+                f" ({fallback} played a random arm); " if fallback else "; "
+            )
+        chosen = (
+            "it never chose an arm itself."
+            if row.arms_chosen != row.arms_chosen
+            else f"the arms it chose itself: {row.arms_chosen:.1f} of {arms} per episode on average, "
+            f"{row.top_share:.0%} of its choices on the one it chose most."
+        )
+        lines.append(
+            f"- **{row.model} {'CoT' if row.cot else 'no CoT'} ({row.decision})**: {valid}coverage after "
+            f"{horizon} steps {row.coverage:.2f} (UCB {reference['ucb']:.2f}, random {reference['random']:.2f}); "
+            f"{chosen}"
+        )
     return "\n".join(lines)
 
 
@@ -137,9 +192,16 @@ def greediness_claims_table(greediness: pd.DataFrame, source: str | os.PathLike,
     """Notebook 11's table (:func:`greediness_claims`) in the schema: one claim per
     row, the model with its decision mode; ``shown`` is its test of the paper's effect.
     ``source``: the store its runs are in."""
-    rows = pd.DataFrame({
-        "reported": greediness["id"], "what": greediness["claim"],
-        "model": greediness["model"] + " (" + greediness["decision"] + ")",
-        "paper_value": greediness["paper"], "ours": greediness["ours"],
-        "effect_if": greediness["the effect, if"], "shown": greediness["shown"], "source": source_name(source)})
+    rows = pd.DataFrame(
+        {
+            "reported": greediness["id"],
+            "what": greediness["claim"],
+            "model": greediness["model"] + " (" + greediness["decision"] + ")",
+            "paper_value": greediness["paper"],
+            "ours": greediness["ours"],
+            "effect_if": greediness["the effect, if"],
+            "shown": greediness["shown"],
+            "source": source_name(source),
+        }
+    )
     return claims_table(rows, "11_bandit_greediness", profile)

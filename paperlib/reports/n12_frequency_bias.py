@@ -24,7 +24,8 @@ def frequency_bias_sentences(claims: pd.DataFrame) -> str:
             f"{row['frequent']:.0%} of its predictions are the most frequent action and {row['greedy']:.0%} the greedy "
             f"one (paper frequent 2B / 27B: {row['paper frequent (2B / 27B)']}); at 0-10 repetitions "
             f"{row['frequent, 0-10 repetitions']:.0%} frequent (paper 2B: {row['paper frequent 0-10 (2B)']}). "
-            f"It {verdict} the 2B's frequency bias.")
+            f"It {verdict} the 2B's frequency bias."
+        )
     return "\n".join(lines)
 
 
@@ -39,15 +40,32 @@ def frequency_bias_claims_table(frequency_bias: pd.DataFrame, source: str | os.P
     for row in frequency_bias.to_dict("records"):
         model = row["model"]
         rows += [
-            {"reported": "B06", "what": "correlation of the action entropy with the repetitions of the last action "
-             "(Pearson r)", "model": model, "ours": row["r"], "effect_if": "r < 0, as the paper's 2B",
-             "shown": row["r"] < 0, "note": f"p = {row['p']:.2g}; paper 2B / 27B: {row['paper r (2B / 27B)']}"},
-            {"reported": "B07", "what": "share of predictions that are the most frequent action", "model": model,
-             "ours": row["frequent"], "effect_if": "above 0.5, as the paper's 2B", "shown": row["frequent"] > 0.5,
-             "note": f"greedy {row['greedy']:.2f}, other {row['other']:.2f}; "
-                     f"paper 2B / 27B: {row['paper frequent (2B / 27B)']}"},
-            {"reported": "B18", "what": "share of predictions that are the most frequent action, 0-10 repetitions",
-             "model": model, "ours": row["frequent, 0-10 repetitions"], "effect_if": "above 0.5 [ours]",
-             "shown": row["frequent, 0-10 repetitions"] > 0.5},
+            {
+                "reported": "B06",
+                "what": "correlation of the action entropy with the repetitions of the last action (Pearson r)",
+                "model": model,
+                "ours": row["r"],
+                "effect_if": "r < 0, as the paper's 2B",
+                "shown": row["r"] < 0,
+                "note": f"p = {row['p']:.2g}; paper 2B / 27B: {row['paper r (2B / 27B)']}",
+            },
+            {
+                "reported": "B07",
+                "what": "share of predictions that are the most frequent action",
+                "model": model,
+                "ours": row["frequent"],
+                "effect_if": "above 0.5, as the paper's 2B",
+                "shown": row["frequent"] > 0.5,
+                "note": f"greedy {row['greedy']:.2f}, other {row['other']:.2f}; "
+                f"paper 2B / 27B: {row['paper frequent (2B / 27B)']}",
+            },
+            {
+                "reported": "B18",
+                "what": "share of predictions that are the most frequent action, 0-10 repetitions",
+                "model": model,
+                "ours": row["frequent, 0-10 repetitions"],
+                "effect_if": "above 0.5 [ours]",
+                "shown": row["frequent, 0-10 repetitions"] > 0.5,
+            },
         ]
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "12_frequency_bias", profile)

@@ -15,9 +15,17 @@ from paperlib.claims import claims_table, source_name
 
 def paper_knowing_doing(paper: pd.DataFrame) -> pd.DataFrame:
     """Fig. 5's matrix as the paper prints it (B10-B15, % of all steps, Gemma2 27B)."""
-    ids = {("correct", "greedy"): "B10", ("correct", "optimal"): "B11", ("correct", "other"): "B12",
-           ("wrong", "greedy"): "B13", ("wrong", "optimal"): "B14", ("wrong", "other"): "B15"}
-    matrix = pd.DataFrame(0.0, index=pd.Index(["correct", "wrong"], name="rationale"), columns=["optimal", "greedy", "other"])
+    ids = {
+        ("correct", "greedy"): "B10",
+        ("correct", "optimal"): "B11",
+        ("correct", "other"): "B12",
+        ("wrong", "greedy"): "B13",
+        ("wrong", "optimal"): "B14",
+        ("wrong", "other"): "B15",
+    }
+    matrix = pd.DataFrame(
+        0.0, index=pd.Index(["correct", "wrong"], name="rationale"), columns=["optimal", "greedy", "other"]
+    )
     for (rationale, action), number in ids.items():
         matrix.loc[rationale, action] = float(paper.loc[number, "value"])
     return matrix
@@ -39,12 +47,14 @@ def knowing_doing_sentences(table: pd.DataFrame, matrices: dict[str, pd.DataFram
             f"{paper.loc['B16', 'value']}%); with a correct rationale it "
             f"acted greedily in {correct['greedy']:.1f}% and optimally in {correct['optimal']:.1f}% of all steps "
             f"(paper, Gemma2 27B: {paper.loc['B10', 'value']} and {paper.loc['B11', 'value']}). "
-            f"It {'shows' if shown else 'does not show'} the paper's knowing-doing gap.")
+            f"It {'shows' if shown else 'does not show'} the paper's knowing-doing gap."
+        )
     return "\n".join(lines)
 
 
-def knowing_doing_claims_table(table: pd.DataFrame, matrices: dict[str, pd.DataFrame], source: str | os.PathLike,
-                               profile: str) -> pd.DataFrame:
+def knowing_doing_claims_table(
+    table: pd.DataFrame, matrices: dict[str, pd.DataFrame], source: str | os.PathLike, profile: str
+) -> pd.DataFrame:
     """Notebook 13's runs (``experiments.knowing_doing_summary``) in the claims schema: per run, the share of
     correct rationales (B16; the paper's effect: most of them) and the correct-and-greedy cell
     of the matrix (B10; the paper's gap: with a correct rationale, greedy more often than
@@ -54,13 +64,23 @@ def knowing_doing_claims_table(table: pd.DataFrame, matrices: dict[str, pd.DataF
         correct = matrices[row["run"]].loc["correct"]
         model = f"{row['run'].split('/')[1]} ({row['run'].split('/')[3]})"
         rows += [
-            {"reported": "B16", "what": "share of steps with a correct rationale (%)", "model": model,
-             "ours": 100 * row["correct rationale"], "effect_if": "above 50%",
-             "shown": row["correct rationale"] > 0.5,
-             "note": f"wrote any UCB value in {row['wrote any UCB value']:.0%} of {row['steps']} steps"},
-            {"reported": "B10", "what": "correct rationale and greedy action (% of steps)", "model": model,
-             "ours": correct["greedy"], "effect_if": "above the correct-and-optimal cell (the knowing-doing gap)",
-             "shown": correct["greedy"] > correct["optimal"],
-             "note": f"correct and optimal {correct['optimal']:.1f}%, correct and other {correct['other']:.1f}%"},
+            {
+                "reported": "B16",
+                "what": "share of steps with a correct rationale (%)",
+                "model": model,
+                "ours": 100 * row["correct rationale"],
+                "effect_if": "above 50%",
+                "shown": row["correct rationale"] > 0.5,
+                "note": f"wrote any UCB value in {row['wrote any UCB value']:.0%} of {row['steps']} steps",
+            },
+            {
+                "reported": "B10",
+                "what": "correct rationale and greedy action (% of steps)",
+                "model": model,
+                "ours": correct["greedy"],
+                "effect_if": "above the correct-and-optimal cell (the knowing-doing gap)",
+                "shown": correct["greedy"] > correct["optimal"],
+                "note": f"correct and optimal {correct['optimal']:.1f}%, correct and other {correct['other']:.1f}%",
+            },
         ]
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "13_knowing_doing_gap", profile)

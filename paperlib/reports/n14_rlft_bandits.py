@@ -16,18 +16,34 @@ from paperlib.reports.before_after import change, cot_verdict, lowered
 from paperlib.stats import ALPHA, welch
 
 # the training log's columns notebook 14 shows
-LOG_COLUMNS = ["run", "step", "invalid_rate", "regret", "coverage", "mean_return", "kl", "clip_fraction", "loss",
-               "grad_norm", "rollout_logprob_gap", "seconds", "rollout_seconds", "reference_seconds",
-               "forward_backward_seconds"]
+LOG_COLUMNS = [
+    "run",
+    "step",
+    "invalid_rate",
+    "regret",
+    "coverage",
+    "mean_return",
+    "kl",
+    "clip_fraction",
+    "loss",
+    "grad_norm",
+    "rollout_logprob_gap",
+    "seconds",
+    "rollout_seconds",
+    "reference_seconds",
+    "forward_backward_seconds",
+]
 HARDER_LOG_COLUMNS = ["run", "step", "invalid_rate", "mean_return", "kl", "loss", "grad_norm", "seconds"]
 
 
 def cost_sentence(log: pd.DataFrame) -> str:
     """Where an update's seconds went on average, its decisions and the runs' peak memory."""
-    return (f"seconds per update: {log['seconds'].mean():.0f} on average ({log['rollout_seconds'].mean():.0f} rollout, "
-            f"{log['reference_seconds'].mean():.0f} reference log-probabilities, "
-            f"{log['forward_backward_seconds'].mean():.0f} forward and backward); {int(log['decisions'].iloc[0])} "
-            f"decisions per update; peak memory {log['peak_rss_gb'].max():.1f} GB")
+    return (
+        f"seconds per update: {log['seconds'].mean():.0f} on average ({log['rollout_seconds'].mean():.0f} rollout, "
+        f"{log['reference_seconds'].mean():.0f} reference log-probabilities, "
+        f"{log['forward_backward_seconds'].mean():.0f} forward and backward); {int(log['decisions'].iloc[0])} "
+        f"decisions per update; peak memory {log['peak_rss_gb'].max():.1f} GB"
+    )
 
 
 def frequency_bias_table(results: dict[str, pd.DataFrame], labels) -> pd.DataFrame:
@@ -42,14 +58,21 @@ def cot_ablation_sentence(table: pd.DataFrame) -> str:
     rows = table.set_index(["cot", "adapter", "metric"])
     lines = []
     for cot in sorted(set(table["cot"]), reverse=True):
-        cells = [f"{metric.replace('_', ' ')} {rows.loc[(cot, 'base', metric), 'mean']:.3f} → "
-                 f"{rows.loc[(cot, 'RLFT', metric), 'mean']:.3f} ({change(rows.loc[(cot, 'RLFT', metric)])})"
-                 for metric in METRICS]
-        lines.append(f"RLFT {'with' if cot else 'without'} CoT, base model → adapter on the same held-out instances: "
-                     + "; ".join(cells) + ".")
+        cells = [
+            f"{metric.replace('_', ' ')} {rows.loc[(cot, 'base', metric), 'mean']:.3f} → "
+            f"{rows.loc[(cot, 'RLFT', metric), 'mean']:.3f} ({change(rows.loc[(cot, 'RLFT', metric)])})"
+            for metric in METRICS
+        ]
+        lines.append(
+            f"RLFT {'with' if cot else 'without'} CoT, base model → adapter on the same held-out instances: "
+            + "; ".join(cells)
+            + "."
+        )
     with_cot, without = (lowered(rows.loc[(cot, "RLFT", "regret")]) for cot in (True, False))
-    lines.append("Paper B reports RLFT without CoT doing much worse than with it (Fig. 9b, on tic-tac-toe; it gives no "
-                 "number for the bandits). " + cot_verdict("lowers regret", with_cot, without))
+    lines.append(
+        "Paper B reports RLFT without CoT doing much worse than with it (Fig. 9b, on tic-tac-toe; it gives no "
+        "number for the bandits). " + cot_verdict("lowers regret", with_cot, without)
+    )
     return "\n\n".join(lines)
 
 
@@ -59,13 +82,18 @@ def frequency_bias_sentence(table: pd.DataFrame, reported: pd.DataFrame) -> str:
     paper = reported.set_index("id")["value"]
     rows = table.set_index("model")
     base = rows.loc["base"]
-    cells = "; ".join(f"`{label}` {row['frequent, 0-10 repetitions']:.2f} (r = {row['r']:.2f}, frequent overall "
-                      f"{row['frequent']:.2f})" for label, row in rows.drop(index="base").iterrows())
-    return (f"Share of predictions that are the most frequent action at 0-10 repetitions: base model "
-            f"{base['frequent, 0-10 repetitions']:.2f} (r = {base['r']:.2f}, frequent overall {base['frequent']:.2f}); "
-            f"after RLFT {cells}. Paper B, Gemma2 2B: {paper['B18']} before and {paper['B19']} after RLFT, with "
-            f"r = {paper['B20']} and a frequent fraction of {paper['B21']} after. The cases are notebook 12's "
-            f"({', '.join(map(str, sorted(table['model'])))} scored on the same histories).")
+    cells = "; ".join(
+        f"`{label}` {row['frequent, 0-10 repetitions']:.2f} (r = {row['r']:.2f}, frequent overall "
+        f"{row['frequent']:.2f})"
+        for label, row in rows.drop(index="base").iterrows()
+    )
+    return (
+        f"Share of predictions that are the most frequent action at 0-10 repetitions: base model "
+        f"{base['frequent, 0-10 repetitions']:.2f} (r = {base['r']:.2f}, frequent overall {base['frequent']:.2f}); "
+        f"after RLFT {cells}. Paper B, Gemma2 2B: {paper['B18']} before and {paper['B19']} after RLFT, with "
+        f"r = {paper['B20']} and a frequent fraction of {paper['B21']} after. The cases are notebook 12's "
+        f"({', '.join(map(str, sorted(table['model'])))} scored on the same histories)."
+    )
 
 
 def control_sentence(table: pd.DataFrame, adapter: str, gates: bool = True) -> str:
@@ -73,16 +101,28 @@ def control_sentence(table: pd.DataFrame, adapter: str, gates: bool = True) -> s
     ``gates``, what that means for the regret and coverage that follow."""
     rows = table.set_index(["adapter", "metric"])
     base, trained = rows.loc[("base", "invalid_share")], rows.loc[(adapter, "invalid_share")]
-    return (f"Positive control: the held-out invalid-action share went from {base['mean']:.3f} "
-            f"[{base['ci_low']:.3f}, {base['ci_high']:.3f}] (base model) to {trained['mean']:.3f} "
-            f"[{trained['ci_low']:.3f}, {trained['ci_high']:.3f}] (`{adapter}`, {int(trained['n'])} instances; "
-            f"{change(trained)}). " + (
-                ("The trainer learns what the penalty asks for within this budget"
-                 + ("; regret and coverage below can be read." if gates else "."))
-                if lowered(trained) else
-                ("The trainer did not lower it significantly within this budget"
-                 + (", so no claim about regret or coverage below is made from this run: it would need more updates, "
-                    "instances or a larger learning rate." if gates else "."))))
+    return (
+        f"Positive control: the held-out invalid-action share went from {base['mean']:.3f} "
+        f"[{base['ci_low']:.3f}, {base['ci_high']:.3f}] (base model) to {trained['mean']:.3f} "
+        f"[{trained['ci_low']:.3f}, {trained['ci_high']:.3f}] (`{adapter}`, {int(trained['n'])} instances; "
+        f"{change(trained)}). "
+        + (
+            (
+                "The trainer learns what the penalty asks for within this budget"
+                + ("; regret and coverage below can be read." if gates else ".")
+            )
+            if lowered(trained)
+            else (
+                "The trainer did not lower it significantly within this budget"
+                + (
+                    ", so no claim about regret or coverage below is made from this run: it would need more updates, "
+                    "instances or a larger learning rate."
+                    if gates
+                    else "."
+                )
+            )
+        )
+    )
 
 
 def harder_control_sentence(model: str, log: pd.DataFrame, episodes: pd.DataFrame) -> str:
@@ -93,22 +133,29 @@ def harder_control_sentence(model: str, log: pd.DataFrame, episodes: pd.DataFram
     table = before_after(episodes)
     trained = table.set_index(["adapter", "metric"]).loc[("RLFT", "invalid_share")]
     invalid = log.sort_values("step")["invalid_rate"]
-    sentence = (f"**{model}**: " + control_sentence(table, "RLFT", gates=False)
-                + f" In training the invalid share went {invalid.iloc[0]:.3f} → {invalid.iloc[-1]:.3f} over "
-                  f"{len(invalid)} updates.")
+    sentence = (
+        f"**{model}**: "
+        + control_sentence(table, "RLFT", gates=False)
+        + f" In training the invalid share went {invalid.iloc[0]:.3f} → {invalid.iloc[-1]:.3f} over "
+        f"{len(invalid)} updates."
+    )
     if lowered(trained):
         return sentence
     if (invalid == 1).all():
-        return sentence + (" No update held a single valid action, so every step paid the same penalty and the "
-                           "advantages followed only the random fallback arms' rewards: the penalty gave no signal "
-                           "about the format, and more updates alone would not move it. The model first needs valid "
-                           "actions to reinforce (a prompt or a few supervised examples that elicit the format, or "
-                           "many more samples per update).")
+        return sentence + (
+            " No update held a single valid action, so every step paid the same penalty and the "
+            "advantages followed only the random fallback arms' rewards: the penalty gave no signal "
+            "about the format, and more updates alone would not move it. The model first needs valid "
+            "actions to reinforce (a prompt or a few supervised examples that elicit the format, or "
+            "many more samples per update)."
+        )
     valid = round(float(((1 - log["invalid_rate"]) * log["decisions"]).sum()))
-    return sentence + (f" Only {valid} of its {int(log['decisions'].sum())} training decisions were valid actions, so "
-                       "the penalty's signal was that rare: for it to move the share within a budget like this one, the "
-                       "model would first need valid actions far more often (a prompt or a few supervised examples that "
-                       "elicit the format), or many more samples per update.")
+    return sentence + (
+        f" Only {valid} of its {int(log['decisions'].sum())} training decisions were valid actions, so "
+        "the penalty's signal was that rare: for it to move the share within a budget like this one, the "
+        "model would first need valid actions far more often (a prompt or a few supervised examples that "
+        "elicit the format), or many more samples per update."
+    )
 
 
 def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, settings: BanditSettings, adapters: dict) -> str:
@@ -118,28 +165,37 @@ def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, settings: BanditS
     paper = reported.set_index("id")["value"]
     rows = table.set_index(["adapter", "metric"])
     s = settings
-    lines = [f"Paper B (Gemma2, all weights tuned, 10 arms, 50 steps, CoT): coverage +{float(paper['B17']):.2f} for "
-             f"2B after 30K updates; {paper['B22']} coverage without and {paper['B23']} with the exploration bonus; "
-             f"regret falls for 2B and 9B."]
+    lines = [
+        f"Paper B (Gemma2, all weights tuned, 10 arms, 50 steps, CoT): coverage +{float(paper['B17']):.2f} for "
+        f"2B after 30K updates; {paper['B22']} coverage without and {paper['B23']} with the exploration bonus; "
+        f"regret falls for 2B and 9B."
+    ]
     for label, what in adapters.items():
         cells = []
         for metric in ("coverage", "regret"):
             base, trained = rows.loc[("base", metric)], rows.loc[(label, metric)]
             cells.append(f"{metric} {base['mean']:.3f} → {trained['mean']:.3f} ({change(trained)})")
-        lines.append(f"Ours ({s.model}, a rank-{s.lora_rank} LoRA adapter after {s.updates} updates, {what}; "
-                     f"{s.arms} arms, {s.horizon} steps, {s.style.replace('_', ' ')}): " + "; ".join(cells) + ".")
-    references = [f"{name} regret {rows.loc[(name, 'regret'), 'mean']:.3f}, coverage "
-                  f"{rows.loc[(name, 'coverage'), 'mean']:.3f}" for name in ("ucb", "random")
-                  if (name, "regret") in rows.index]
+        lines.append(
+            f"Ours ({s.model}, a rank-{s.lora_rank} LoRA adapter after {s.updates} updates, {what}; "
+            f"{s.arms} arms, {s.horizon} steps, {s.style.replace('_', ' ')}): " + "; ".join(cells) + "."
+        )
+    references = [
+        f"{name} regret {rows.loc[(name, 'regret'), 'mean']:.3f}, coverage {rows.loc[(name, 'coverage'), 'mean']:.3f}"
+        for name in ("ucb", "random")
+        if (name, "regret") in rows.index
+    ]
     if references:
         lines.append("On the same held-out instances: " + "; ".join(references) + ".")
-    lines.append("The paper tunes every weight and reports LoRA insufficient; our adapters are LoRA at a CPU budget, "
-                 "so a change that does not appear here is not evidence against the paper.")
+    lines.append(
+        "The paper tunes every weight and reports LoRA insufficient; our adapters are LoRA at a CPU budget, "
+        "so a change that does not appear here is not evidence against the paper."
+    )
     return "\n\n".join(lines)
 
 
-def rlft_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, source, profile: str, model: str,
-                      frequency: pd.DataFrame | None = None) -> pd.DataFrame:
+def rlft_claims_table(
+    table: pd.DataFrame, episodes: pd.DataFrame, source, profile: str, model: str, frequency: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Notebook 14's held-out results in the claims schema (``paperlib.claims``): the coverage gain
     of RLFT (B17) and its regret change (B30) against the base model, and coverage with the
     exploration bonus against without (B22/B23), each shown only when significant at ALPHA
@@ -159,24 +215,59 @@ def rlft_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, source, profi
     bonus = episodes[episodes["adapter"] == "RLFT + bonus"]["coverage"]
     _, bonus_p = welch(bonus, plain)
     with_bonus = rows.loc[("RLFT + bonus", "coverage")]
-    claims = pd.DataFrame([
-        {"reported": "B17", "what": "coverage gain of RLFT over the base model (held-out, absolute)", "model": who,
-         "ours": coverage, "effect_if": "a significant gain (Welch p < 0.05)",
-         "shown": coverage > 0 and coverage_p < ALPHA, "note": f"p = {coverage_p:.2g}, Hedges' g = {coverage_g:.2f}"},
-        {"reported": "B30", "what": "change in final cumulative regret, RLFT against the base model (held-out)",
-         "model": who, "ours": regret, "effect_if": "a significant fall (Welch p < 0.05)",
-         "shown": regret < 0 and regret_p < ALPHA, "note": f"p = {regret_p:.2g}, Hedges' g = {regret_g:.2f}"},
-        {"reported": "B22/B23", "what": "coverage with the exploration bonus (held-out)", "model": who,
-         "ours": with_bonus["mean"], "ours_low": with_bonus["ci_low"], "ours_high": with_bonus["ci_high"],
-         "effect_if": "significantly above RLFT without the bonus (Welch p < 0.05)",
-         "shown": with_bonus["mean"] > plain.mean() and bonus_p < ALPHA,
-         "note": f"without the bonus {plain.mean():.3f}; p = {bonus_p:.2g}"},
-    ])
+    claims = pd.DataFrame(
+        [
+            {
+                "reported": "B17",
+                "what": "coverage gain of RLFT over the base model (held-out, absolute)",
+                "model": who,
+                "ours": coverage,
+                "effect_if": "a significant gain (Welch p < 0.05)",
+                "shown": coverage > 0 and coverage_p < ALPHA,
+                "note": f"p = {coverage_p:.2g}, Hedges' g = {coverage_g:.2f}",
+            },
+            {
+                "reported": "B30",
+                "what": "change in final cumulative regret, RLFT against the base model (held-out)",
+                "model": who,
+                "ours": regret,
+                "effect_if": "a significant fall (Welch p < 0.05)",
+                "shown": regret < 0 and regret_p < ALPHA,
+                "note": f"p = {regret_p:.2g}, Hedges' g = {regret_g:.2f}",
+            },
+            {
+                "reported": "B22/B23",
+                "what": "coverage with the exploration bonus (held-out)",
+                "model": who,
+                "ours": with_bonus["mean"],
+                "ours_low": with_bonus["ci_low"],
+                "ours_high": with_bonus["ci_high"],
+                "effect_if": "significantly above RLFT without the bonus (Welch p < 0.05)",
+                "shown": with_bonus["mean"] > plain.mean() and bonus_p < ALPHA,
+                "note": f"without the bonus {plain.mean():.3f}; p = {bonus_p:.2g}",
+            },
+        ]
+    )
     if frequency is not None:
         shares = frequency.set_index("model")["frequent, 0-10 repetitions"]
-        claims = pd.concat([claims, pd.DataFrame([{
-            "reported": "B18/B19", "what": "share of predictions that are the most frequent action, 0-10 repetitions, "
-            "after RLFT", "model": who, "ours": shares["RLFT"], "effect_if": "below the base model's",
-            "shown": shares["RLFT"] < shares["base"], "note": f"base model {shares['base']:.3f}; no test"}])],
-            ignore_index=True)
+        claims = pd.concat(
+            [
+                claims,
+                pd.DataFrame(
+                    [
+                        {
+                            "reported": "B18/B19",
+                            "what": "share of predictions that are the most frequent action, 0-10 repetitions, "
+                            "after RLFT",
+                            "model": who,
+                            "ours": shares["RLFT"],
+                            "effect_if": "below the base model's",
+                            "shown": shares["RLFT"] < shares["base"],
+                            "note": f"base model {shares['base']:.3f}; no test",
+                        }
+                    ]
+                ),
+            ],
+            ignore_index=True,
+        )
     return claims_table(claims.assign(source=source_name(source)), "14_rlft_bandits", profile)

@@ -15,9 +15,26 @@ from paperlib.stats import ALPHA, welch
 from paperlib.tictactoe.training import OPPONENTS, Cell, TicTacToeSettings
 
 # the training log's columns notebook 16 shows, and its claims table's
-LOG_COLUMNS = ["run", "step", "mean_return", "wins", "losses", "invalid_rate", "value_mean", "value_loss", "kl",
-               "clip_fraction", "loss", "grad_norm", "completion_tokens", "rollout_logprob_gap", "seconds",
-               "rollout_seconds", "reference_seconds", "forward_backward_seconds"]
+LOG_COLUMNS = [
+    "run",
+    "step",
+    "mean_return",
+    "wins",
+    "losses",
+    "invalid_rate",
+    "value_mean",
+    "value_loss",
+    "kl",
+    "clip_fraction",
+    "loss",
+    "grad_norm",
+    "completion_tokens",
+    "rollout_logprob_gap",
+    "seconds",
+    "rollout_seconds",
+    "reference_seconds",
+    "forward_backward_seconds",
+]
 CLAIMS_COLUMNS = ["reported", "model", "paper_value", "ours", "ours_low", "ours_high", "effect_if", "verdict", "note"]
 
 
@@ -28,7 +45,8 @@ def cost_sentences(log: pd.DataFrame) -> str:
         f"rollout, {updates['reference_seconds'].mean():.0f} reference log-probabilities, "
         f"{updates['forward_backward_seconds'].mean():.0f} forward and backward); {updates['decisions'].mean():.0f} "
         f"decisions per update on average; peak memory {updates['peak_rss_gb'].max():.1f} GB"
-        for name, updates in log.groupby("run", sort=False))
+        for name, updates in log.groupby("run", sort=False)
+    )
 
 
 def figure(log: pd.DataFrame, table: pd.DataFrame, reported: pd.DataFrame, runs: dict, budgets=()):
@@ -41,8 +59,9 @@ def figure(log: pd.DataFrame, table: pd.DataFrame, reported: pd.DataFrame, runs:
 
 
 def _cell_row(table: pd.DataFrame, run: str, cell: str, adapter: str, metric: str = "return") -> pd.Series:
-    rows = table[(table["run"] == run) & (table["cell"] == cell) & (table["adapter"] == adapter)
-                 & (table["metric"] == metric)]
+    rows = table[
+        (table["run"] == run) & (table["cell"] == cell) & (table["adapter"] == adapter) & (table["metric"] == metric)
+    ]
     if len(rows) != 1:
         raise ValueError(f"no single {metric} row of {adapter!r} in run {run!r}, cell {cell!r}")
     return rows.iloc[0]
@@ -59,9 +78,13 @@ def control_sentence(table: pd.DataFrame, runs: dict) -> str:
             f"Positive control, {run}: the held-out invalid-move share against {settings.opponent} went from "
             f"{base['mean']:.3f} [{base['ci_low']:.3f}, {base['ci_high']:.3f}] to {trained['mean']:.3f} "
             f"[{trained['ci_low']:.3f}, {trained['ci_high']:.3f}] over {int(trained['n'])} games ({change(trained)}). "
-            + ("The trainer learns what the penalty asks for within this budget." if lowered(trained) else
-               "The trainer did not lower it significantly within this budget: the returns below are not evidence "
-               "about RLFT, and it would take more updates or games per update, or a larger learning rate."))
+            + (
+                "The trainer learns what the penalty asks for within this budget."
+                if lowered(trained)
+                else "The trainer did not lower it significantly within this budget: the returns below are not evidence "
+                "about RLFT, and it would take more updates or games per update, or a larger learning rate."
+            )
+        )
     return "\n\n".join(lines)
 
 
@@ -69,9 +92,11 @@ def returns_sentence(table: pd.DataFrame, reported: pd.DataFrame, runs: dict, bu
     """Held-out returns before and after RLFT against each opponent, without the legal moves, and
     at each thinking budget, beside paper B's Gemma2 2B (B24-B28)."""
     paper = reported.set_index("id")["value"]
-    lines = [f"Paper B (Gemma2 2B, all weights tuned, CoT): against random {paper['B24']} → {paper['B25']}, against "
-             f"MCTS {paper['B26']} → {paper['B27']} after RLFT; {paper['B28']} after RLFT without the legal actions in "
-             "the prompt; with 512 tokens to think, the 2B model reaches the 9B model after RLFT."]
+    lines = [
+        f"Paper B (Gemma2 2B, all weights tuned, CoT): against random {paper['B24']} → {paper['B25']}, against "
+        f"MCTS {paper['B26']} → {paper['B27']} after RLFT; {paper['B28']} after RLFT without the legal actions in "
+        "the prompt; with 512 tokens to think, the 2B model reaches the 9B model after RLFT."
+    ]
     for run, s in runs.items():
         cells = []
         for opponent in OPPONENTS:
@@ -80,22 +105,32 @@ def returns_sentence(table: pd.DataFrame, reported: pd.DataFrame, runs: dict, bu
             cells.append(f"against {opponent} {base['mean']:.2f} → {trained['mean']:.2f} ({change(trained)})")
         with_legal = _cell_row(table, run, Cell("random").name(s), "RLFT")
         without = _cell_row(table, run, Cell("random", legal_in_prompt=False).name(s), "RLFT")
-        lines.append(f"Ours, {run} ({s.model}, a rank-{s.lora_rank} LoRA adapter after {s.updates} updates of "
-                     f"{s.games} games against {s.opponent}, {'CoT' if s.cot else 'no CoT'}): " + "; ".join(cells)
-                     + f". Without the legal moves in the prompt, the adapter's return against random is "
-                     f"{without['mean']:.2f} (with them {with_legal['mean']:.2f}).")
+        lines.append(
+            f"Ours, {run} ({s.model}, a rank-{s.lora_rank} LoRA adapter after {s.updates} updates of "
+            f"{s.games} games against {s.opponent}, {'CoT' if s.cot else 'no CoT'}): "
+            + "; ".join(cells)
+            + f". Without the legal moves in the prompt, the adapter's return against random is "
+            f"{without['mean']:.2f} (with them {with_legal['mean']:.2f})."
+        )
         invalid = _cell_row(table, run, Cell(s.opponent).name(s), "base", "invalid_share")["mean"]
         if invalid > 0.5:
-            lines[-1] += (f" The base model's moves against {s.opponent} were {invalid:.0%} invalid, each played as a "
-                          "random legal move: its returns are mostly a random player's.")
+            lines[-1] += (
+                f" The base model's moves against {s.opponent} were {invalid:.0%} invalid, each played as a "
+                "random legal move: its returns are mostly a random player's."
+            )
         if budgets:
-            by_budget = [f"{b} tokens {_cell_row(table, run, Cell('random', cot=True, max_new_tokens=b).name(s), 'base')['mean']:.2f}"
-                         f" / {_cell_row(table, run, Cell('random', cot=True, max_new_tokens=b).name(s), 'RLFT')['mean']:.2f}"
-                         for b in budgets]
-            lines.append(f"Thinking budget with CoT against random, {run} (base model / adapter): "
-                         + "; ".join(by_budget) + ".")
-    lines.append("The paper tunes every weight and reports LoRA insufficient; our adapters are LoRA at a CPU budget, "
-                 "so a change that does not appear here is not evidence against the paper.")
+            by_budget = [
+                f"{b} tokens {_cell_row(table, run, Cell('random', cot=True, max_new_tokens=b).name(s), 'base')['mean']:.2f}"
+                f" / {_cell_row(table, run, Cell('random', cot=True, max_new_tokens=b).name(s), 'RLFT')['mean']:.2f}"
+                for b in budgets
+            ]
+            lines.append(
+                f"Thinking budget with CoT against random, {run} (base model / adapter): " + "; ".join(by_budget) + "."
+            )
+    lines.append(
+        "The paper tunes every weight and reports LoRA insufficient; our adapters are LoRA at a CPU budget, "
+        "so a change that does not appear here is not evidence against the paper."
+    )
     return "\n\n".join(lines)
 
 
@@ -111,20 +146,27 @@ def cot_sentence(table: pd.DataFrame, log: pd.DataFrame, runs: dict) -> str:
         cell = Cell(s.opponent).name(s)
         base, trained = _cell_row(table, run, cell, "base"), _cell_row(table, run, cell, "RLFT")
         gains[run] = raised(trained)
-        lines.append(f"RLFT {'with' if s.cot else 'without'} CoT ({s.max_new_tokens} new tokens), held-out return "
-                     f"against {s.opponent}: {base['mean']:.2f} → {trained['mean']:.2f} ({change(trained)}).")
+        lines.append(
+            f"RLFT {'with' if s.cot else 'without'} CoT ({s.max_new_tokens} new tokens), held-out return "
+            f"against {s.opponent}: {base['mean']:.2f} → {trained['mean']:.2f} ({change(trained)})."
+        )
     updates = log[log["run"] == "CoT"].sort_values("step")
     first, last = (updates.iloc[i]["completion_tokens"] / updates.iloc[i]["decisions"] for i in (0, -1))
-    lines[0] += (f" In training its completions averaged {first:.0f} tokens per decision at update "
-                 f"{updates['step'].iloc[0]} and {last:.0f} at update {updates['step'].iloc[-1]}, of "
-                 f"{runs['CoT'].max_new_tokens} allowed.")
-    lines.append("Paper B reports RLFT without CoT doing much worse than with it (Fig. 9b). "
-                 + cot_verdict("raises the return", gains["CoT"], gains["no CoT"]))
+    lines[0] += (
+        f" In training its completions averaged {first:.0f} tokens per decision at update "
+        f"{updates['step'].iloc[0]} and {last:.0f} at update {updates['step'].iloc[-1]}, of "
+        f"{runs['CoT'].max_new_tokens} allowed."
+    )
+    lines.append(
+        "Paper B reports RLFT without CoT doing much worse than with it (Fig. 9b). "
+        + cot_verdict("raises the return", gains["CoT"], gains["no CoT"])
+    )
     return "\n\n".join(lines)
 
 
-def tictactoe_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, run: str, settings: TicTacToeSettings,
-                           source, profile: str) -> pd.DataFrame:
+def tictactoe_claims_table(
+    table: pd.DataFrame, episodes: pd.DataFrame, run: str, settings: TicTacToeSettings, source, profile: str
+) -> pd.DataFrame:
     """Notebook 16's held-out returns of ``run`` in the claims schema: the base model's return
     against random and MCTS beside the paper's (B24, B26: its value within our 95% interval;
     a different model, said in the note), RLFT's gain against each (B25, B27: significant at
@@ -137,23 +179,46 @@ def tictactoe_claims_table(table: pd.DataFrame, episodes: pd.DataFrame, run: str
         cell = Cell(opponent).name(settings)
         base, trained = _cell_row(table, run, cell, "base"), _cell_row(table, run, cell, "RLFT")
         rows += [
-            {"reported": before, "what": f"mean return against {opponent}, base model (held-out)",
-             "model": settings.model, "ours": base["mean"], "ours_low": base["ci_low"], "ours_high": base["ci_high"],
-             "effect_if": f"{paper[before]:g} within our 95% interval",
-             "shown": base["ci_low"] <= paper[before] <= base["ci_high"],
-             "note": f"paper: Gemma2 2B; ours: {settings.model}, {int(base['n'])} games"},
-            {"reported": after, "what": f"mean return against {opponent} after RLFT (held-out)", "model": who,
-             "ours": trained["mean"], "ours_low": trained["ci_low"], "ours_high": trained["ci_high"],
-             "effect_if": "significantly above the base model's (Welch p < 0.05)",
-             "shown": trained["difference"] > 0 and trained["p"] < ALPHA,
-             "note": f"base model {base['mean']:.3f}; p = {trained['p']:.2g}, Hedges' g = {trained['g']:.2f}"}]
+            {
+                "reported": before,
+                "what": f"mean return against {opponent}, base model (held-out)",
+                "model": settings.model,
+                "ours": base["mean"],
+                "ours_low": base["ci_low"],
+                "ours_high": base["ci_high"],
+                "effect_if": f"{paper[before]:g} within our 95% interval",
+                "shown": base["ci_low"] <= paper[before] <= base["ci_high"],
+                "note": f"paper: Gemma2 2B; ours: {settings.model}, {int(base['n'])} games",
+            },
+            {
+                "reported": after,
+                "what": f"mean return against {opponent} after RLFT (held-out)",
+                "model": who,
+                "ours": trained["mean"],
+                "ours_low": trained["ci_low"],
+                "ours_high": trained["ci_high"],
+                "effect_if": "significantly above the base model's (Welch p < 0.05)",
+                "shown": trained["difference"] > 0 and trained["p"] < ALPHA,
+                "note": f"base model {base['mean']:.3f}; p = {trained['p']:.2g}, Hedges' g = {trained['g']:.2f}",
+            },
+        ]
     with_legal = _cell_row(table, run, Cell("random").name(settings), "RLFT")
     without = _cell_row(table, run, Cell("random", legal_in_prompt=False).name(settings), "RLFT")
     games = episodes[(episodes["run"] == run) & (episodes["adapter"] == "RLFT")]
-    _, p = welch(games.loc[games["cell"] == without["cell"], "return"], games.loc[games["cell"] == with_legal["cell"], "return"])
-    rows.append({"reported": "B28", "what": "mean return against random after RLFT, legal moves not in the prompt",
-                 "model": who, "ours": without["mean"], "ours_low": without["ci_low"], "ours_high": without["ci_high"],
-                 "effect_if": "significantly below the adapter's return with them (Welch p < 0.05)",
-                 "shown": without["mean"] < with_legal["mean"] and p < ALPHA,
-                 "note": f"with the legal moves {with_legal['mean']:.3f}; p = {p:.2g}"})
+    _, p = welch(
+        games.loc[games["cell"] == without["cell"], "return"], games.loc[games["cell"] == with_legal["cell"], "return"]
+    )
+    rows.append(
+        {
+            "reported": "B28",
+            "what": "mean return against random after RLFT, legal moves not in the prompt",
+            "model": who,
+            "ours": without["mean"],
+            "ours_low": without["ci_low"],
+            "ours_high": without["ci_high"],
+            "effect_if": "significantly below the adapter's return with them (Welch p < 0.05)",
+            "shown": without["mean"] < with_legal["mean"] and p < ALPHA,
+            "note": f"with the legal moves {with_legal['mean']:.3f}; p = {p:.2g}",
+        }
+    )
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "16_tictactoe", profile)

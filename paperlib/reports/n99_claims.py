@@ -17,10 +17,15 @@ def contributors_sentence(table: pd.DataFrame) -> str:
     counts = compared.groupby("notebook", sort=True).size()
     listed = ", ".join(f"`{notebook}` ({count})" for notebook, count in counts.items())
     left = int((table["notebook"] == COLLECTOR).sum())
-    return (f"{_count(len(compared), 'claim')} from {_count(len(counts), 'notebook')}: {listed}. "
-            "Notebooks that wrote no claims file have none in the table"
-            + (f"; the {_count(left, 'reported number')} that no notebook addresses are listed as cannot test."
-               if left else "."))
+    return (
+        f"{_count(len(compared), 'claim')} from {_count(len(counts), 'notebook')}: {listed}. "
+        "Notebooks that wrote no claims file have none in the table"
+        + (
+            f"; the {_count(left, 'reported number')} that no notebook addresses are listed as cannot test."
+            if left
+            else "."
+        )
+    )
 
 
 def paper_sentences(table: pd.DataFrame) -> str:
@@ -32,13 +37,16 @@ def paper_sentences(table: pd.DataFrame) -> str:
     for paper, numbers in reported.groupby("paper"):
         rows = table[table["paper"] == paper]
         if rows.empty:
-            lines.append(f"- **Paper {paper}**: no notebook has set our numbers beside its {len(numbers)} "
-                         "reported numbers yet.")
+            lines.append(
+                f"- **Paper {paper}**: no notebook has set our numbers beside its {len(numbers)} reported numbers yet."
+            )
             continue
         counts = rows["verdict"].value_counts()
-        lines.append(f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(addressed(rows))} of its "
-                     f"{len(numbers)} reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
-                     f"{counts.get('contradicts', 0)} and cannot test {counts.get('cannot test', 0)}.")
+        lines.append(
+            f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(addressed(rows))} of its "
+            f"{len(numbers)} reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
+            f"{counts.get('contradicts', 0)} and cannot test {counts.get('cannot test', 0)}."
+        )
     return "\n".join(lines)
 
 

@@ -17,7 +17,8 @@ drawing from the agent's random stream, so they never share draws with the oppon
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -67,6 +68,7 @@ def make_agent(name: str, model: str | None = None, **llm) -> Agent:
     if name == LLM_AGENT:
         return make_llm_agent(model, **llm)
     if model is not None or llm:
-        raise ValueError(f"{'a model' if model is not None else ', '.join(llm)} is for the LLM agent; "
-                         f"the scripted {name} takes none")
+        raise ValueError(
+            f"{'a model' if model is not None else ', '.join(llm)} is for the LLM agent; the scripted {name} takes none"
+        )
     return ScriptedAgent(name)

@@ -15,13 +15,18 @@ def add_commands(groups) -> None:
     group = groups.add_parser("tictactoe", help="tic-tac-toe against random and MCTS opponents (paper B)")
     commands = group.add_subparsers(dest="command", required=True, parser_class=type(group))
     run = commands.add_parser("run", help="play games of one agent against one opponent")
-    run.add_argument("--agent", required=True, choices=(*PLAYERS, "llm"),
-                     help="a scripted player in the agent's seat, or llm")
+    run.add_argument(
+        "--agent", required=True, choices=(*PLAYERS, "llm"), help="a scripted player in the agent's seat, or llm"
+    )
     run.add_argument("--opponent", required=True, choices=PLAYERS)
     run.add_argument("--games", type=positive_int, default=100)
     run.add_argument("--seed", type=nonnegative_int, default=0, help="game g gets seed S + g")
-    run.add_argument("--no-legal-actions", dest="legal_in_prompt", action="store_false",
-                     help="prompts do not list the legal moves (recorded in every game row)")
+    run.add_argument(
+        "--no-legal-actions",
+        dest="legal_in_prompt",
+        action="store_false",
+        help="prompts do not list the legal moves (recorded in every game row)",
+    )
     from paperlib.backends import BACKENDS
     from paperlib.llm.core import DECISION_MODES
 
@@ -29,9 +34,13 @@ def add_commands(groups) -> None:
     llm.add_argument("--model", help="model name, e.g. qwen2.5-coder-0.5b")
     llm.add_argument("--backend", choices=BACKENDS, help="default hf (local transformers)")
     llm.add_argument("--cot", action=argparse.BooleanOptionalAction, default=None, help="think first (default on)")
-    llm.add_argument("--decision", choices=DECISION_MODES, help="free (paper B's protocol, default) or constrained [ours]")
+    llm.add_argument(
+        "--decision", choices=DECISION_MODES, help="free (paper B's protocol, default) or constrained [ours]"
+    )
     llm.add_argument("--temperature", type=nonnegative_float, help="default 0 (paper B's evaluation)")
-    llm.add_argument("--max-new-tokens", type=positive_int, help="default: the paper's budget (256 with CoT, 16 without)")
+    llm.add_argument(
+        "--max-new-tokens", type=positive_int, help="default: the paper's budget (256 with CoT, 16 without)"
+    )
     run.add_argument("--out", required=True, help="game rows (parquet)")
     run.add_argument("--steps-out", help="step rows (parquet)")
     run.set_defaults(func=run_command)
@@ -42,8 +51,11 @@ def run_command(args) -> int:
     from paperlib.tictactoe.agents import make_agent
     from paperlib.tictactoe.runner import run_games
 
-    llm = {name: getattr(args, name) for name in ("backend", "cot", "decision", "temperature", "max_new_tokens")
-           if getattr(args, name) is not None}
+    llm = {
+        name: getattr(args, name)
+        for name in ("backend", "cot", "decision", "temperature", "max_new_tokens")
+        if getattr(args, name) is not None
+    }
     if args.agent == "llm" and not args.model:
         raise UsageError("--agent llm needs --model")
     if args.agent != "llm" and (args.model or llm):

@@ -18,7 +18,7 @@ Temperature 0 by default, paper B's evaluation setting.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from paperlib.backends import make_backend
 from paperlib.decisions import Decisions
@@ -33,30 +33,60 @@ LLM_AGENT = "llm"
 class LLMAgent:
     name = LLM_AGENT
 
-    def __init__(self, backend, *, cot: bool = True, decision: str = "free", temperature: float = 0.0,
-                 max_new_tokens: int | None = None, seed: int = 0):
+    def __init__(
+        self,
+        backend,
+        *,
+        cot: bool = True,
+        decision: str = "free",
+        temperature: float = 0.0,
+        max_new_tokens: int | None = None,
+        seed: int = 0,
+    ):
         check_settings(decision, backend, temperature, max_new_tokens)
         self.backend, self.model, self.cot, self.decision = backend, backend.model, cot, decision
         self.style = "cot" if cot else "no_cot"
         self.temperature, self.max_new_tokens = temperature, max_new_tokens or MAX_NEW_TOKENS[self.style]
-        action_format = ActionFormat(candidates=tuple(str(c) for c in range(CELLS)), parse=parse_action,
-                                     answer_prefix=ACTION_PREFIX, write_first=cot)
-        self.core = DecisionCore(backend, action_format, mode=decision, temperature=temperature,
-                                 max_new_tokens=self.max_new_tokens, seed=seed)
+        action_format = ActionFormat(
+            candidates=tuple(str(c) for c in range(CELLS)),
+            parse=parse_action,
+            answer_prefix=ACTION_PREFIX,
+            write_first=cot,
+        )
+        self.core = DecisionCore(
+            backend,
+            action_format,
+            mode=decision,
+            temperature=temperature,
+            max_new_tokens=self.max_new_tokens,
+            seed=seed,
+        )
 
     def reset(self, seeds: Sequence[int]) -> None:
         self.core.reset(seeds)
-        self.columns = {"decision": self.decision, "temperature": self.temperature,
-                        "max_new_tokens": self.max_new_tokens}
+        self.columns = {
+            "decision": self.decision,
+            "temperature": self.temperature,
+            "max_new_tokens": self.max_new_tokens,
+        }
 
     def act(self, observations: Sequence[Observation]) -> Decisions:
         requests = [Request([{"role": "user", "content": build_prompt(o, self.style)}], o.seed) for o in observations]
-        return as_decisions(self.core.decide(requests),
-                            prompt_version=[prompt_name(self.style, o.legal_in_prompt) for o in observations])
+        return as_decisions(
+            self.core.decide(requests),
+            prompt_version=[prompt_name(self.style, o.legal_in_prompt) for o in observations],
+        )
 
 
-def make_llm_agent(model: str | None = None, *, backend="hf", cot: bool = True, decision: str = "free",
-                   temperature: float = 0.0, max_new_tokens: int | None = None) -> LLMAgent:
+def make_llm_agent(
+    model: str | None = None,
+    *,
+    backend="hf",
+    cot: bool = True,
+    decision: str = "free",
+    temperature: float = 0.0,
+    max_new_tokens: int | None = None,
+) -> LLMAgent:
     """The LLM agent for a model name on a backend kind (built here), or on a loaded backend."""
     if isinstance(backend, str):
         check_settings(decision, backend, temperature, max_new_tokens)  # before a model loads

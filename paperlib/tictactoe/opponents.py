@@ -21,7 +21,7 @@ the rest of the batch and a game reruns alone (``game`` module doc).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyspiel

@@ -29,8 +29,20 @@ import pandas as pd
 
 from paperlib.decisions import Decisions
 from paperlib.tictactoe.agents import Agent
-from paperlib.tictactoe.game import (AGENT, CELLS, FALLBACK_STREAM, OPPONENT_STREAM, OUTCOMES, Observation,
-                                     agent_return, board_digits, game_seeds, generator, legal_moves, new_state)
+from paperlib.tictactoe.game import (
+    AGENT,
+    CELLS,
+    FALLBACK_STREAM,
+    OPPONENT_STREAM,
+    OUTCOMES,
+    Observation,
+    agent_return,
+    board_digits,
+    game_seeds,
+    generator,
+    legal_moves,
+    new_state,
+)
 from paperlib.tictactoe.opponents import ScriptedPlayer
 
 
@@ -59,8 +71,10 @@ def run_games(
         live = [g for g, state in enumerate(states) if not state.is_terminal()]
         if not live:
             break
-        observations = [Observation(g, seeds[g], turn, board_digits(states[g]), legal_moves(states[g]), legal_in_prompt)
-                        for g in live]
+        observations = [
+            Observation(g, seeds[g], turn, board_digits(states[g]), legal_moves(states[g]), legal_in_prompt)
+            for g in live
+        ]
         decisions = agent.act(observations)
         if not isinstance(decisions, Decisions):
             decisions = Decisions(actions=decisions)
@@ -76,30 +90,42 @@ def run_games(
             if not state.is_terminal():
                 reply = player.move(obs.episode, state)
                 state.apply_action(reply)
-            steps.append({
-                "episode": obs.episode, "seed": obs.seed, "seat": AGENT, "turn": turn, "board": obs.board,
-                "proposed": int(proposed[j]), "action": action, "valid": valid, "opponent_action": reply,
-                "board_after": board_digits(state), "reward": agent_return(state) if state.is_terminal() else 0.0,
-                "raw_completion": "" if decisions.texts is None else decisions.texts[j],
-                **{key: values[j] for key, values in decisions.extra.items()},
-            })
+            steps.append(
+                {
+                    "episode": obs.episode,
+                    "seed": obs.seed,
+                    "seat": AGENT,
+                    "turn": turn,
+                    "board": obs.board,
+                    "proposed": int(proposed[j]),
+                    "action": action,
+                    "valid": valid,
+                    "opponent_action": reply,
+                    "board_after": board_digits(state),
+                    "reward": agent_return(state) if state.is_terminal() else 0.0,
+                    "raw_completion": "" if decisions.texts is None else decisions.texts[j],
+                    **{key: values[j] for key, values in decisions.extra.items()},
+                }
+            )
     step_frame = pd.DataFrame(steps).sort_values(["episode", "turn"], ignore_index=True)
     returns = [agent_return(state) for state in states]
     moves = step_frame.groupby("episode").size().to_numpy()
     valid_moves = step_frame.groupby("episode")["valid"].sum().to_numpy()
-    game_frame = pd.DataFrame({
-        **(labels or {}),
-        "agent": agent.name,
-        "model": agent.model,
-        "cot": agent.cot,
-        "opponent": opponent,
-        "legal_in_prompt": legal_in_prompt,
-        **getattr(agent, "columns", {}),
-        "episode": np.arange(games),
-        "seed": seeds,
-        "return": returns,
-        "outcome": [OUTCOMES[r] for r in returns],
-        "moves": moves,
-        "invalid_moves": moves - valid_moves,
-    })
+    game_frame = pd.DataFrame(
+        {
+            **(labels or {}),
+            "agent": agent.name,
+            "model": agent.model,
+            "cot": agent.cot,
+            "opponent": opponent,
+            "legal_in_prompt": legal_in_prompt,
+            **getattr(agent, "columns", {}),
+            "episode": np.arange(games),
+            "seed": seeds,
+            "return": returns,
+            "outcome": [OUTCOMES[r] for r in returns],
+            "moves": moves,
+            "invalid_moves": moves - valid_moves,
+        }
+    )
     return game_frame, step_frame

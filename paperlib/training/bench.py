@@ -68,10 +68,18 @@ def bench_step(settings: GRPOSettings, variants: dict = VARIANTS, log=print) -> 
             step_log = next(c for c in trainer.callback_handler.callbacks if hasattr(c, "checkpoint_seconds"))
             logged = run.log().iloc[0]
         rest = logged["seconds"] - logged["rollout_seconds"] - logged["forward_seconds"] - logged["kl_seconds"]
-        rows.append({"variant": name, "rollout": logged["rollout_seconds"], "forward": logged["forward_seconds"],
-                     "kl": logged["kl_seconds"], "backward_and_optimiser": rest,
-                     "checkpoint": step_log.checkpoint_seconds[0], "loss": logged["loss"],
-                     "grad_norm": logged["grad_norm"]})
+        rows.append(
+            {
+                "variant": name,
+                "rollout": logged["rollout_seconds"],
+                "forward": logged["forward_seconds"],
+                "kl": logged["kl_seconds"],
+                "backward_and_optimiser": rest,
+                "checkpoint": step_log.checkpoint_seconds[0],
+                "loss": logged["loss"],
+                "grad_norm": logged["grad_norm"],
+            }
+        )
         log(f"{name}: " + ", ".join(f"{k} {v:.4g}" for k, v in rows[-1].items() if k != "variant"))
         del trainer
     table = pd.DataFrame(rows)
@@ -84,13 +92,17 @@ def bench_step(settings: GRPOSettings, variants: dict = VARIANTS, log=print) -> 
 
 def report(settings: GRPOSettings, table: pd.DataFrame) -> str:
     s = settings
-    lines = [f"GRPO step, {s.model}: {s.shape}, {s.rows_per_pass} rows per pass, max_new_tokens {s.max_new_tokens}, "
-             f"measure_kl {s.measure_kl}; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
+    lines = [
+        f"GRPO step, {s.model}: {s.shape}, {s.rows_per_pass} rows per pass, max_new_tokens {s.max_new_tokens}, "
+        f"measure_kl {s.measure_kl}; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    ]
     for r in table.itertuples():
-        lines.append(f"  {r.variant:32s} {r.step:7.1f} s  x{r.speedup:.2f} (training side {r.training_side:6.1f} s, "
-                     f"x{r.training_side_speedup:.2f}): rollout {r.rollout:.1f}, forward {r.forward:.1f}, "
-                     f"kl {r.kl:.1f}, backward and optimiser {r.backward_and_optimiser:.1f}, checkpoint "
-                     f"{r.checkpoint:.1f}; loss {r.loss:.6g}, grad norm {r.grad_norm:.6g}")
+        lines.append(
+            f"  {r.variant:32s} {r.step:7.1f} s  x{r.speedup:.2f} (training side {r.training_side:6.1f} s, "
+            f"x{r.training_side_speedup:.2f}): rollout {r.rollout:.1f}, forward {r.forward:.1f}, "
+            f"kl {r.kl:.1f}, backward and optimiser {r.backward_and_optimiser:.1f}, checkpoint "
+            f"{r.checkpoint:.1f}; loss {r.loss:.6g}, grad norm {r.grad_norm:.6g}"
+        )
     return "\n".join(lines)
 
 
@@ -109,11 +121,20 @@ def bench_update(settings, variants: dict = RLFT_VARIANTS, log=print) -> pd.Data
         with tempfile.TemporaryDirectory() as out:
             logged = train(s, out, progress=False).iloc[0]
         rest = logged["seconds"] - sum(logged[f"{phase}_seconds"] for phase in RLFT_PHASES[:-1])
-        rows.append({"variant": name, "rollout": logged["rollout_seconds"], "advantages": logged["advantages_seconds"],
-                     "reference": logged["reference_seconds"],
-                     "forward_backward": logged["forward_backward_seconds"], "rest": rest, "loss": logged["loss"],
-                     "grad_norm": logged["grad_norm"], "decisions": logged["decisions"],
-                     "completion_tokens": logged["completion_tokens"]})
+        rows.append(
+            {
+                "variant": name,
+                "rollout": logged["rollout_seconds"],
+                "advantages": logged["advantages_seconds"],
+                "reference": logged["reference_seconds"],
+                "forward_backward": logged["forward_backward_seconds"],
+                "rest": rest,
+                "loss": logged["loss"],
+                "grad_norm": logged["grad_norm"],
+                "decisions": logged["decisions"],
+                "completion_tokens": logged["completion_tokens"],
+            }
+        )
         log(f"{name}: " + ", ".join(f"{k} {v:.4g}" for k, v in rows[-1].items() if k != "variant"))
     table = pd.DataFrame(rows)
     table["update"] = table[list(RLFT_PHASES)].sum(axis=1)
@@ -123,12 +144,16 @@ def bench_update(settings, variants: dict = RLFT_VARIANTS, log=print) -> pd.Data
 
 def report_update(settings, table: pd.DataFrame) -> str:
     s = settings
-    lines = [f"RLFT update, {s.model}: {s.shape}, max_new_tokens {s.max_new_tokens}, "
-             f"{s.micro_batch or 'all'} decisions per pass; "
-             f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"]
+    lines = [
+        f"RLFT update, {s.model}: {s.shape}, max_new_tokens {s.max_new_tokens}, "
+        f"{s.micro_batch or 'all'} decisions per pass; "
+        f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    ]
     for r in table.itertuples():
-        lines.append(f"  {r.variant:18s} {r.update:7.1f} s  x{r.speedup:.2f}: rollout {r.rollout:.1f}, advantages "
-                     f"{r.advantages:.1f}, reference "
-                     f"{r.reference:.1f}, forward and backward {r.forward_backward:.1f}, rest {r.rest:.1f}; loss "
-                     f"{r.loss:.6g}, grad norm {r.grad_norm:.6g}")
+        lines.append(
+            f"  {r.variant:18s} {r.update:7.1f} s  x{r.speedup:.2f}: rollout {r.rollout:.1f}, advantages "
+            f"{r.advantages:.1f}, reference "
+            f"{r.reference:.1f}, forward and backward {r.forward_backward:.1f}, rest {r.rest:.1f}; loss "
+            f"{r.loss:.6g}, grad norm {r.grad_norm:.6g}"
+        )
     return "\n".join(lines)

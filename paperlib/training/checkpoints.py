@@ -93,8 +93,10 @@ class RunDir:
             held = json.loads(self.config_path.read_text())
             if held != config:
                 changed = sorted(k for k in held.keys() | config.keys() if held.get(k) != config.get(k))
-                raise ValueError(f"{self.path} holds another run (its {', '.join(changed)} differ); "
-                                 f"choose another --out or delete it")
+                raise ValueError(
+                    f"{self.path} holds another run (its {', '.join(changed)} differ); "
+                    f"choose another --out or delete it"
+                )
             return
         self.path.mkdir(parents=True, exist_ok=True)
         if any(self.path.iterdir()):
@@ -112,8 +114,11 @@ class RunDir:
 
     def steps_saved(self) -> list[int]:
         """Steps whose checkpoint is complete (its marker written in full), in order."""
-        found = [int(m.group(1)) for p in self.path.glob("checkpoint-*")
-                 if (m := _CHECKPOINT.fullmatch(p.name)) and _complete(p / COMPLETE_MARKER)]
+        found = [
+            int(m.group(1))
+            for p in self.path.glob("checkpoint-*")
+            if (m := _CHECKPOINT.fullmatch(p.name)) and _complete(p / COMPLETE_MARKER)
+        ]
         return sorted(found)
 
     def last_step(self) -> int:
@@ -187,8 +192,10 @@ def each_adapter(run: RunDir, model: str, adapters: dict) -> Iterator[tuple[str,
     saved = run.steps_saved()
     unknown = [str(k) for k in adapters.values() if k is not None and k not in saved]
     if unknown or not saved:
-        raise ValueError(f"{run.path} has no saved adapter of step {', '.join(unknown) or 'any'} "
-                         f"(saved: {', '.join(map(str, saved)) or 'none'})")
+        raise ValueError(
+            f"{run.path} has no saved adapter of step {', '.join(unknown) or 'any'} "
+            f"(saved: {', '.join(map(str, saved)) or 'none'})"
+        )
     lm, tokenizer = load_local(model)
     with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
         peft_model = PeftModel.from_pretrained(lm, str(run.checkpoint(saved[0])))

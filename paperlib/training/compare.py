@@ -20,8 +20,14 @@ from paperlib.stats import against, mean_ci
 AGAINST = ("difference", "p", "test", "g", "g_low", "g_high")  # paperlib.stats.against's columns
 
 
-def compare(episodes: pd.DataFrame, metrics: Sequence[str], label: str = "adapter", within: Sequence[str] = (),
-            carry: Sequence[str] = (), base: str = "base") -> pd.DataFrame:
+def compare(
+    episodes: pd.DataFrame,
+    metrics: Sequence[str],
+    label: str = "adapter",
+    within: Sequence[str] = (),
+    carry: Sequence[str] = (),
+    base: str = "base",
+) -> pd.DataFrame:
     """One row per ``within`` cell x ``label`` x metric of held-out ``episodes``, in the order the
     (cell, label) pairs first appear: the cell and the label, the ``carry`` columns' values in the
     pair's first episode (its step, its model, ...), ``metric``, ``episodes``, ``mean``, ``ci_low``,
@@ -32,8 +38,9 @@ def compare(episodes: pd.DataFrame, metrics: Sequence[str], label: str = "adapte
     rows = []
     for key, group in episodes.groupby(keys, sort=False):
         cell = dict(zip(keys, key))
-        control = episodes[(episodes[label] == base)
-                           & np.logical_and.reduce([episodes[k] == cell[k] for k in within] or [True])]
+        control = episodes[
+            (episodes[label] == base) & np.logical_and.reduce([episodes[k] == cell[k] for k in within] or [True])
+        ]
         name = cell[label]
         if name != base and sorted(group["seed"]) != sorted(control["seed"]):
             where = "".join(f" {k} {cell[k]}" for k in within)
@@ -42,14 +49,25 @@ def compare(episodes: pd.DataFrame, metrics: Sequence[str], label: str = "adapte
         for metric in metrics:
             mean, low, high = mean_ci(group[metric])
             base_mean, base_low, base_high = mean_ci(control[metric])
-            row = {**cell, **first, "metric": metric, "episodes": len(group), "mean": mean, "ci_low": low,
-                   "ci_high": high, "base_mean": base_mean, "base_ci_low": base_low, "base_ci_high": base_high}
+            row = {
+                **cell,
+                **first,
+                "metric": metric,
+                "episodes": len(group),
+                "mean": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "base_mean": base_mean,
+                "base_ci_low": base_low,
+                "base_ci_high": base_high,
+            }
             rows.append(row if name == base else {**row, **against(group[metric], control[metric])})
     return pd.DataFrame(rows)
 
 
-def before_after(episodes: pd.DataFrame, metrics: Sequence[str], base: str = "base", within: Sequence[str] = ()
-                 ) -> pd.DataFrame:
+def before_after(
+    episodes: pd.DataFrame, metrics: Sequence[str], base: str = "base", within: Sequence[str] = ()
+) -> pd.DataFrame:
     """:func:`compare`'s rows of each ``adapter`` (the base model's own included) in the RLFT
     notebooks' columns: ``within``, ``adapter``, ``update``, ``model``, ``metric``, ``mean``,
     ``ci_low``, ``ci_high``, ``n`` (the episodes) and, beside the base model, :data:`AGAINST`."""

@@ -11,8 +11,17 @@ import pandas as pd
 from paperlib.training.checkpoints import RunDir, each_adapter
 
 
-def play_adapters(out, adapters: dict, cells: dict, directory, play, *, size: int | None = None,
-                  step: str = "update", max_batch: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def play_adapters(
+    out,
+    adapters: dict,
+    cells: dict,
+    directory,
+    play,
+    *,
+    size: int | None = None,
+    step: str = "update",
+    max_batch: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Held-out rollouts of the run in ``out`` under each of ``adapters`` (label -> a saved step, or
     None for the base model: the adapter disabled) in each of ``cells`` (name -> the game's cell;
     the name "" for a game with one): one resumable store per label and cell under ``directory``
@@ -38,22 +47,29 @@ def play_adapters(out, adapters: dict, cells: dict, directory, play, *, size: in
         if size is not None and len(held) == size:
             played[label, name] = held, store.steps()
         elif len(held):
-            raise ValueError(f"{store.directory} holds {len(held)} held-out episodes, not {size}: delete it to play "
-                             "them again")
+            raise ValueError(
+                f"{store.directory} holds {len(held)} held-out episodes, not {size}: delete it to play them again"
+            )
         else:
             pending.setdefault(label, []).append(name)
     model_name = run.config()["model"]
     todo = {label: adapters[label] for label in pending}
     options = {} if max_batch is None else {"max_batch": max_batch}
-    for label, number, model, tokenizer, hashed in (each_adapter(run, model_name, todo) if todo else ()):
+    for label, number, model, tokenizer, hashed in each_adapter(run, model_name, todo) if todo else ():
         backend = HFBackend(model_name, lm=model, tokenizer=tokenizer, **options)
         for name in pending[label]:
             where = {"cell": name} if name else {}
-            episodes, steps = play(backend, cells[name], {"adapter": label, step: number, "adapter_hash": hashed,
-                                                          **where}, stores[label, name])
+            episodes, steps = play(
+                backend,
+                cells[name],
+                {"adapter": label, step: number, "adapter_hash": hashed, **where},
+                stores[label, name],
+            )
             steps = steps.assign(adapter=label, **where)
             if size is not None:
                 stores[label, name].append(episodes, steps)
             played[label, name] = episodes, steps
-    return (pd.concat([played[key][0] for key in stores], ignore_index=True),
-            pd.concat([played[key][1] for key in stores], ignore_index=True))
+    return (
+        pd.concat([played[key][0] for key in stores], ignore_index=True),
+        pd.concat([played[key][1] for key in stores], ignore_index=True),
+    )

@@ -32,8 +32,10 @@ def _steps(log: pd.DataFrame) -> list[int]:
     steps = sorted(int(s) for s in log["step"])
     if steps != list(range(1, len(steps) + 1)):
         missing = sorted(set(range(1, max(steps) + 1)) - set(steps))
-        raise ValueError(f"the training log's steps are not 1..{max(steps)} once each"
-                         + (f" (missing {', '.join(map(str, missing))})" if missing else " (a step repeats)"))
+        raise ValueError(
+            f"the training log's steps are not 1..{max(steps)} once each"
+            + (f" (missing {', '.join(map(str, missing))})" if missing else " (a step repeats)")
+        )
     return steps
 
 
@@ -66,8 +68,10 @@ def best_val(log: pd.DataFrame, validation: pd.DataFrame | None = None, column: 
         raise ValueError(f"validation rows of steps the training log does not have: {', '.join(map(str, unknown))}")
     unevaluated = sorted(set(steps) - evaluated)
     if unevaluated:
-        raise ValueError(f"steps without validation episodes: {', '.join(map(str, unevaluated))}; "
-                         f"best_val needs every saved step evaluated")
+        raise ValueError(
+            f"steps without validation episodes: {', '.join(map(str, unevaluated))}; "
+            f"best_val needs every saved step evaluated"
+        )
     return _earliest_best(validation.groupby("step")[column].mean(), f"validation {column}")
 
 

@@ -23,8 +23,13 @@ from contextlib import nullcontext
 TRAINING_ATTENTION = "paperlib_sdpa_or_shared_prefix"
 # config fields that change how hidden states become logits: a model setting any of them is
 # scored on the plain path
-PLAIN_HEAD_ONLY = ("final_logit_softcapping", "logit_scale", "output_multiplier", "lm_head_multiplier",
-                   "logits_scaling")
+PLAIN_HEAD_ONLY = (
+    "final_logit_softcapping",
+    "logit_scale",
+    "output_multiplier",
+    "lm_head_multiplier",
+    "logits_scaling",
+)
 
 
 def register_training_attention() -> None:
@@ -41,8 +46,7 @@ def register_training_attention() -> None:
     def attention(module, query, key, value, attention_mask, shared_prefix=None, **kwargs):
         if shared_prefix is None:
             return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
-        return shared_prefix_attention(module, query, key, value, attention_mask, shared_prefix=shared_prefix,
-                                       **kwargs)
+        return shared_prefix_attention(module, query, key, value, attention_mask, shared_prefix=shared_prefix, **kwargs)
 
     AttentionInterface.register(TRAINING_ATTENTION, attention)
     AttentionMaskInterface.register(TRAINING_ATTENTION, sdpa_mask)
@@ -62,8 +66,9 @@ def use_training_attention(lm) -> bool:
 def shares_prefix(model) -> bool:
     """Whether ``model`` (peft-wrapped or not) is scored by :func:`shared_prefix_logprobs`."""
     text = model.config.get_text_config()
-    return (text._attn_implementation == TRAINING_ATTENTION
-            and not any(getattr(text, k, None) is not None for k in PLAIN_HEAD_ONLY))
+    return text._attn_implementation == TRAINING_ATTENTION and not any(
+        getattr(text, k, None) is not None for k in PLAIN_HEAD_ONLY
+    )
 
 
 def shared_prefix_length(rows: list, prompt_lengths: list[int]) -> int:
@@ -79,9 +84,19 @@ def shared_prefix_length(rows: list, prompt_lengths: list[int]) -> int:
     return limit
 
 
-def shared_prefix_logprobs(model, input_ids, attention_mask, logits_to_keep: int, *, pad_token_id: int = 0,
-                           temperature: float = 1.0, entropies: bool = False, states: bool = False,
-                           autocast=nullcontext, prefix_context=nullcontext):
+def shared_prefix_logprobs(
+    model,
+    input_ids,
+    attention_mask,
+    logits_to_keep: int,
+    *,
+    pad_token_id: int = 0,
+    temperature: float = 1.0,
+    entropies: bool = False,
+    states: bool = False,
+    autocast=nullcontext,
+    prefix_context=nullcontext,
+):
     """(log-probs, entropies (with gradients) or None, last-prompt-token hidden states or None) of each row's
     completion tokens (layout: the module doc), or None where the rows share fewer than
     ``paperlib.backends.hf.MIN_SHARED_PREFIX`` tokens (the caller takes the plain path).
@@ -113,18 +128,27 @@ def shared_prefix_logprobs(model, input_ids, attention_mask, logits_to_keep: int
     ids = input_ids.new_full((len(rows), width), pad_token_id)
     seen = torch.zeros_like(ids, dtype=torch.bool)
     for i, r in enumerate(own):
-        ids[i, :len(r)], seen[i, :len(r)] = r, True
+        ids[i, : len(r)], seen[i, : len(r)] = r, True
     causal = torch.ones(width, width, dtype=torch.bool, device=ids.device).tril()
     positions = n + torch.arange(width, device=ids.device).expand(len(rows), -1)
     # column j is completion token j, which sits at p - n + j of the row's own tokens and is
     # predicted at p - n + j - 1 (columns past a completion's end are masked by the caller)
-    at = (torch.tensor(prompt_lengths, device=ids.device)[:, None] - n - 1
-          + torch.arange(logits_to_keep, device=ids.device)).clamp(max=width - 2)
+    at = (
+        torch.tensor(prompt_lengths, device=ids.device)[:, None]
+        - n
+        - 1
+        + torch.arange(logits_to_keep, device=ids.device)
+    ).clamp(max=width - 2)
     causal_lm = model.get_base_model() if hasattr(model, "get_base_model") else model
     backbone = getattr(causal_lm, causal_lm.base_model_prefix)
     with autocast():
-        hidden = backbone(input_ids=ids, attention_mask=causal[None, None] & seen[:, None, None, :],
-                          position_ids=positions, shared_prefix=prefix, use_cache=False).last_hidden_state
+        hidden = backbone(
+            input_ids=ids,
+            attention_mask=causal[None, None] & seen[:, None, None, :],
+            position_ids=positions,
+            shared_prefix=prefix,
+            use_cache=False,
+        ).last_hidden_state
         kept = hidden.gather(1, at[:, :, None].expand(-1, -1, hidden.size(-1)))
         logits = causal_lm.get_output_embeddings()(kept).float() / temperature
     logps = selective_log_softmax(logits, ids.gather(1, at + 1))

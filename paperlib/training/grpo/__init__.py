@@ -90,8 +90,9 @@ class GRPOSettings(TrainerSettings):
     def dataset_rows(self) -> list[str]:
         raise NotImplementedError
 
-    def rollout(self, backend, prompts: list[str], step: int, tokenizer) -> tuple[dict, pd.DataFrame, pd.DataFrame,
-                                                                                 dict]:
+    def rollout(
+        self, backend, prompts: list[str], step: int, tokenizer
+    ) -> tuple[dict, pd.DataFrame, pd.DataFrame, dict]:
         raise NotImplementedError
 
     def sources(self) -> dict[str, str]:
@@ -99,43 +100,54 @@ class GRPOSettings(TrainerSettings):
 
     def check(self):
         super().check()
-        choices = {"loss_type": (self.loss_type, LOSS_TYPES), "scale_rewards": (self.scale_rewards, SCALE_REWARDS),
-                   "generation": (self.generation, GENERATIONS)}
+        choices = {
+            "loss_type": (self.loss_type, LOSS_TYPES),
+            "scale_rewards": (self.scale_rewards, SCALE_REWARDS),
+            "generation": (self.generation, GENERATIONS),
+        }
         for name, (value, allowed) in choices.items():
             if value not in allowed:
                 raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
         at_least_one({"steps": self.steps, "groups": self.groups})
         if self.group_size < 2:
-            raise ValueError(f"a group of {self.group_size} episode: GRPO's advantage is relative within a group, "
-                             f"which needs at least 2 episodes")
+            raise ValueError(
+                f"a group of {self.group_size} episode: GRPO's advantage is relative within a group, "
+                f"which needs at least 2 episodes"
+            )
         if self.row_count % self.rows_per_pass:
             raise ValueError(f"micro_batch {self.micro_batch} must divide the step's {self.row_count} rows")
         return self
 
 
 SOURCES = {
-    "steps": "paper (16 steps)", "groups": "paper (2 groups per step)",
-    "group_size": "paper (3 episodes per group)", "lora_rank": "paper (LoRA rank 8)",
+    "steps": "paper (16 steps)",
+    "groups": "paper (2 groups per step)",
+    "group_size": "paper (3 episodes per group)",
+    "lora_rank": "paper (LoRA rank 8)",
     "lora_alpha": "ours (twice the rank)",
     "lora_targets": "ours (the attention projections)",
     "learning_rate": "ours, measured on the positive control (SmolLM2, N = 2, R = 1, 2 groups of 4, held-out "
-                     "valid share from 0.10): 1e-4 for 4 steps 0.18 (not significant), 1e-3 for 4 steps 0.58, "
-                     "2.5e-4 for 12 steps 0.79; ART's 5e-6 and trl's 1e-6 move an adapter 50-250x less per step "
-                     "(an Adam step is about the learning rate)",
-    "lr_scheduler": "ART's default (constant)", "max_grad_norm": "ART's default", "weight_decay": "ART's default",
+    "valid share from 0.10): 1e-4 for 4 steps 0.18 (not significant), 1e-3 for 4 steps 0.58, "
+    "2.5e-4 for 12 steps 0.79; ART's 5e-6 and trl's 1e-6 move an adapter 50-250x less per step "
+    "(an Adam step is about the learning rate)",
+    "lr_scheduler": "ART's default (constant)",
+    "max_grad_norm": "ART's default",
+    "weight_decay": "ART's default",
     "adam_beta2": "ART's default",
-    "beta": "ART's default (no KL penalty)", "loss_type": "trl's default", "epsilon": "trl's default (PPO's clip)",
+    "beta": "ART's default (no KL penalty)",
+    "loss_type": "trl's default",
+    "epsilon": "trl's default (PPO's clip)",
     "scale_rewards": "trl's default (advantage / the group's std)",
     "temperature": "ours: the evaluation's sampling temperature",
     "max_new_tokens": "ours: the evaluation's budget for the profile",
     "micro_batch": "ours: memory (gradient accumulation over the step's batch)",
     "gradient_checkpointing": "trl's default (cpu profile: off, ours: the activations of a shared-prefix "
-                              "micro-batch fit in memory, and the backward pass need not recompute the forward)",
+    "micro-batch fit in memory, and the backward pass need not recompute the forward)",
     "shared_prefix": "ours: the rules every row shares fed once per micro-batch, and the LM head at completion "
-                     "positions only (trl's path on False; the same log-probabilities and gradients, tested)",
+    "positions only (trl's path on False; the same log-probabilities and gradients, tested)",
     "generation": "ours: hf on a CPU, trl's colocated vLLM on a GPU",
     "measure_kl": "ours: log KL(policy ‖ base) with beta = 0 (one more forward pass per step; turn rows at "
-                  "temperature 1)",
+    "temperature 1)",
 }
 
 
@@ -175,8 +187,12 @@ class Rollout:
         finally:
             model.train(was_training)
         self.run.save_rollouts(step, episodes.assign(adapter_hash=generating), steps.assign(adapter_hash=generating))
-        self.last = {"step": step, "rollout_adapter_hash": generating, "rollout_seconds": time.perf_counter() - started,
-                     **summary}
+        self.last = {
+            "step": step,
+            "rollout_adapter_hash": generating,
+            "rollout_seconds": time.perf_counter() - started,
+            **summary,
+        }
         return rows
 
 
@@ -206,24 +222,51 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
     s = settings
     lm, tokenizer, device = s.base_model()  # off the shared-prefix attention: trl's own path (SharedPrefixGRPOTrainer)
     config = GRPOConfig(
-        output_dir=str(run.path), max_steps=s.steps, seed=s.seed, data_seed=s.seed,
-        per_device_train_batch_size=s.rows_per_pass, gradient_accumulation_steps=s.row_count // s.rows_per_pass,
-        num_generations=s.group_size, shuffle_dataset=False,
-        learning_rate=s.learning_rate, lr_scheduler_type=s.lr_scheduler, warmup_steps=0,
-        max_grad_norm=s.max_grad_norm, weight_decay=s.weight_decay, adam_beta2=s.adam_beta2, optim="adamw_torch",
-        beta=s.beta, loss_type=s.loss_type, epsilon=s.epsilon, scale_rewards=s.scale_rewards,
-        temperature=s.temperature, gradient_checkpointing=s.gradient_checkpointing,
-        use_vllm=s.generation == "vllm", vllm_mode="colocate",
-        logging_steps=1, save_strategy="steps", save_steps=1, report_to="none", disable_tqdm=True,
-        use_cpu=device == "cpu", bf16=device != "cpu",
+        output_dir=str(run.path),
+        max_steps=s.steps,
+        seed=s.seed,
+        data_seed=s.seed,
+        per_device_train_batch_size=s.rows_per_pass,
+        gradient_accumulation_steps=s.row_count // s.rows_per_pass,
+        num_generations=s.group_size,
+        shuffle_dataset=False,
+        learning_rate=s.learning_rate,
+        lr_scheduler_type=s.lr_scheduler,
+        warmup_steps=0,
+        max_grad_norm=s.max_grad_norm,
+        weight_decay=s.weight_decay,
+        adam_beta2=s.adam_beta2,
+        optim="adamw_torch",
+        beta=s.beta,
+        loss_type=s.loss_type,
+        epsilon=s.epsilon,
+        scale_rewards=s.scale_rewards,
+        temperature=s.temperature,
+        gradient_checkpointing=s.gradient_checkpointing,
+        use_vllm=s.generation == "vllm",
+        vllm_mode="colocate",
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=1,
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=device == "cpu",
+        bf16=device != "cpu",
     )
     rollout = Rollout(s, tokenizer, run)
     phase_seconds = {"forward": 0.0, "kl": 0.0}  # each step's, filled by the trainer, logged by StepLog
     trainer = SharedPrefixGRPOTrainer(
-        model=lm, reward_funcs=episode_reward, args=config, processing_class=tokenizer, peft_config=s.lora_config(),
-        train_dataset=datasets.Dataset.from_dict({"prompt": s.dataset_rows()}), rollout_func=rollout,
-        callbacks=[StepLog(s, run, rollout, phase_seconds, stop_after, progress)], phase_seconds=phase_seconds,
-        measure_kl=s.measure_kl and s.temperature == 1)
+        model=lm,
+        reward_funcs=episode_reward,
+        args=config,
+        processing_class=tokenizer,
+        peft_config=s.lora_config(),
+        train_dataset=datasets.Dataset.from_dict({"prompt": s.dataset_rows()}),
+        rollout_func=rollout,
+        callbacks=[StepLog(s, run, rollout, phase_seconds, stop_after, progress)],
+        phase_seconds=phase_seconds,
+        measure_kl=s.measure_kl and s.temperature == 1,
+    )
     trainer.remove_callback(PrinterCallback)  # our own progress bar reports each step
     masked = logging.getLogger("trl.trainer.grpo_trainer")
     if _not_a_masked_turn not in masked.filters:
@@ -244,4 +287,3 @@ def train(settings: GRPOSettings, out, stop_after: int | None = None, progress: 
             trainer = build_trainer(settings, run, stop_after, progress)
             trainer.train(resume_from_checkpoint=str(run.checkpoint(done)) if done else None)
     return run.log()
-

@@ -70,51 +70,101 @@ class SharedPrefixGRPOTrainer(GRPOTrainer):
         mask = output["completion_mask"] * output.get("tool_mask", 1)
         ids = torch.cat([output["prompt_ids"], output["completion_ids"]], 1)
         attention = torch.cat([output["prompt_mask"], output["completion_mask"]], 1)
-        with use_adapter(self.accelerator.unwrap_model(self.model), None), \
-                disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs):
+        with (
+            use_adapter(self.accelerator.unwrap_model(self.model), None),
+            disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs),
+        ):
             base, _, _ = self._get_per_token_logps_and_entropies(
-                self.model, ids, attention, output["completion_ids"].size(1),
-                batch_size=self.args.per_device_train_batch_size)
+                self.model,
+                ids,
+                attention,
+                output["completion_ids"].size(1),
+                batch_size=self.args.per_device_train_batch_size,
+            )
         policy = sum(x for x in logprobs if x is not None)
         return float((policy - (base * mask)[scored].sum()) / mask[scored].sum())
 
-    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
-                                           batch_size=None, compute_entropy=False, compute_aux_loss=False,
-                                           **multimodal):
+    def _get_per_token_logps_and_entropies(
+        self,
+        model,
+        input_ids,
+        attention_mask,
+        logits_to_keep,
+        batch_size=None,
+        compute_entropy=False,
+        compute_aux_loss=False,
+        **multimodal,
+    ):
         started, training = time.perf_counter(), torch.is_grad_enabled()
         try:
-            return self._logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, batch_size,
-                                             compute_entropy, compute_aux_loss, **multimodal)
+            return self._logps_and_entropies(
+                model,
+                input_ids,
+                attention_mask,
+                logits_to_keep,
+                batch_size,
+                compute_entropy,
+                compute_aux_loss,
+                **multimodal,
+            )
         finally:
             if training:  # the loss's forward pass (the KL's runs without gradients)
                 self._timed("forward", started)
 
-    def _logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size,
-                             compute_entropy, compute_aux_loss, **multimodal):
-        if (compute_aux_loss or any(v is not None for v in multimodal.values())
-                or not shares_prefix(self.accelerator.unwrap_model(model))):
+    def _logps_and_entropies(
+        self,
+        model,
+        input_ids,
+        attention_mask,
+        logits_to_keep,
+        batch_size,
+        compute_entropy,
+        compute_aux_loss,
+        **multimodal,
+    ):
+        if (
+            compute_aux_loss
+            or any(v is not None for v in multimodal.values())
+            or not shares_prefix(self.accelerator.unwrap_model(model))
+        ):
             return GRPOTrainer._get_per_token_logps_and_entropies(
-                self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy,
-                compute_aux_loss, **multimodal)
+                self,
+                model,
+                input_ids,
+                attention_mask,
+                logits_to_keep,
+                batch_size,
+                compute_entropy,
+                compute_aux_loss,
+                **multimodal,
+            )
         batch_size = batch_size or input_ids.size(0)
         logps, entropies = [], []
         for start in range(0, input_ids.size(0), batch_size):
             chunk = slice(start, start + batch_size)
-            lp, ent = self._shared_prefix_logps(model, input_ids[chunk], attention_mask[chunk], logits_to_keep,
-                                                compute_entropy)
+            lp, ent = self._shared_prefix_logps(
+                model, input_ids[chunk], attention_mask[chunk], logits_to_keep, compute_entropy
+            )
             logps.append(lp)
             entropies.append(ent)
         return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
 
     def _shared_prefix_logps(self, model, input_ids, attention_mask, logits_to_keep, compute_entropy):
         scored = shared_prefix_logprobs(
-            self.accelerator.unwrap_model(model), input_ids, attention_mask, logits_to_keep,
-            pad_token_id=self._tokenizer.pad_token_id, temperature=self.temperature, entropies=compute_entropy,
+            self.accelerator.unwrap_model(model),
+            input_ids,
+            attention_mask,
+            logits_to_keep,
+            pad_token_id=self._tokenizer.pad_token_id,
+            temperature=self.temperature,
+            entropies=compute_entropy,
             autocast=self.accelerator.autocast,
-            prefix_context=lambda: disable_gradient_checkpointing(model, self.args.gradient_checkpointing_kwargs))
+            prefix_context=lambda: disable_gradient_checkpointing(model, self.args.gradient_checkpointing_kwargs),
+        )
         if scored is None:
-            return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask,
-                                                                  logits_to_keep, None, compute_entropy)[:2]
+            return GRPOTrainer._get_per_token_logps_and_entropies(
+                self, model, input_ids, attention_mask, logits_to_keep, None, compute_entropy
+            )[:2]
         return scored[:2]
 
 
@@ -130,8 +180,13 @@ class StepLog(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.checkpoint_seconds = []
-        self.bar = tqdm(total=self.settings.steps, initial=state.global_step, desc=f"GRPO {self.settings.model}",
-                        unit="step", disable=not self.progress)
+        self.bar = tqdm(
+            total=self.settings.steps,
+            initial=state.global_step,
+            desc=f"GRPO {self.settings.model}",
+            unit="step",
+            disable=not self.progress,
+        )
 
     def on_step_begin(self, args, state, control, **kwargs):
         self.started = time.perf_counter()
@@ -143,13 +198,20 @@ class StepLog(TrainerCallback):
         step, last = state.global_step, self.rollout.last
         if last is None or last["step"] != step:
             raise RuntimeError(f"no rollout recorded for step {step}")
-        row = {"step": step, **self.settings.labels(), **last,
-               "loss": logs["loss"], "kl": logs.get("kl", math.nan), "grad_norm": logs.get("grad_norm", math.nan),
-               "entropy": logs.get("entropy", math.nan), "learning_rate": logs.get("learning_rate", math.nan),
-               "adapter_hash": adapter_hash(get_peft_model_state_dict(model)),
-               "seconds": time.perf_counter() - self.started,
-               **{f"{phase}_seconds": seconds for phase, seconds in self.phase_seconds.items()},
-               "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+        row = {
+            "step": step,
+            **self.settings.labels(),
+            **last,
+            "loss": logs["loss"],
+            "kl": logs.get("kl", math.nan),
+            "grad_norm": logs.get("grad_norm", math.nan),
+            "entropy": logs.get("entropy", math.nan),
+            "learning_rate": logs.get("learning_rate", math.nan),
+            "adapter_hash": adapter_hash(get_peft_model_state_dict(model)),
+            "seconds": time.perf_counter() - self.started,
+            **{f"{phase}_seconds": seconds for phase, seconds in self.phase_seconds.items()},
+            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        }
         self.run.append_log(row)
         self.logged = time.perf_counter()
         self.bar.set_postfix(self.settings.postfix(row))

@@ -71,8 +71,16 @@ def exploration_bonus(actions: np.ndarray, valid: np.ndarray, bonus: float = EXP
     return np.where(first & valid, bonus, 0.0)
 
 
-def shaped_rewards(rewards: np.ndarray, valid: np.ndarray, mask: np.ndarray, *, mean: float, scale: float,
-                   actions: np.ndarray | None = None, penalty: float = INVALID_PENALTY) -> np.ndarray:
+def shaped_rewards(
+    rewards: np.ndarray,
+    valid: np.ndarray,
+    mask: np.ndarray,
+    *,
+    mean: float,
+    scale: float,
+    actions: np.ndarray | None = None,
+    penalty: float = INVALID_PENALTY,
+) -> np.ndarray:
     """Paper B's step reward: the environment reward standardised, ``(r - mean) / scale``,
     plus ``penalty`` where the step is invalid, plus the exploration bonus when ``actions``
     are given; 0 on padding."""
@@ -115,8 +123,9 @@ def mc_advantages(rewards: np.ndarray, mask: np.ndarray, gamma: float = GAMMA) -
     return standardise(returns - per_step_baseline(returns, mask), mask), returns
 
 
-def gae(rewards: np.ndarray, values: np.ndarray, mask: np.ndarray, gamma: float = GAE_GAMMA,
-        lam: float = GAE_LAMBDA) -> tuple[np.ndarray, np.ndarray]:
+def gae(
+    rewards: np.ndarray, values: np.ndarray, mask: np.ndarray, gamma: float = GAE_GAMMA, lam: float = GAE_LAMBDA
+) -> tuple[np.ndarray, np.ndarray]:
     """Generalised advantage estimation (Schulman et al. 2016) on terminating episodes.
 
     delta_t = r_t + gamma V_{t+1} - V_t with V = 0 after an episode's last step;
@@ -133,8 +142,9 @@ def gae(rewards: np.ndarray, values: np.ndarray, mask: np.ndarray, gamma: float 
     return advantages, np.where(mask, advantages + values, 0.0)
 
 
-def gae_advantages(rewards: np.ndarray, values: np.ndarray, mask: np.ndarray, gamma: float = GAE_GAMMA,
-                   lam: float = GAE_LAMBDA) -> tuple[np.ndarray, np.ndarray]:
+def gae_advantages(
+    rewards: np.ndarray, values: np.ndarray, mask: np.ndarray, gamma: float = GAE_GAMMA, lam: float = GAE_LAMBDA
+) -> tuple[np.ndarray, np.ndarray]:
     """Tic-tac-toe's advantages: GAE, standardised. Returns (advantages, value targets)."""
     advantages, targets = gae(rewards, values, mask, gamma, lam)
     return standardise(advantages, mask), targets
@@ -143,15 +153,17 @@ def gae_advantages(rewards: np.ndarray, values: np.ndarray, mask: np.ndarray, ga
 # -- the loss (torch) ---------------------------------------------------------------------------
 
 
-def clipped_surrogate(logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages: torch.Tensor,
-                      epsilon: float = CLIP_EPSILON) -> torch.Tensor:
+def clipped_surrogate(
+    logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages: torch.Tensor, epsilon: float = CLIP_EPSILON
+) -> torch.Tensor:
     """PPO's per-token loss -min(rho A, clip(rho, 1 - eps, 1 + eps) A), rho = exp(new - old)."""
     ratio = torch.exp(logprobs - old_logprobs)
     return -torch.min(ratio * advantages, ratio.clamp(1 - epsilon, 1 + epsilon) * advantages)
 
 
-def clipped_tokens(logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages: torch.Tensor,
-                   epsilon: float = CLIP_EPSILON) -> torch.Tensor:
+def clipped_tokens(
+    logprobs: torch.Tensor, old_logprobs: torch.Tensor, advantages: torch.Tensor, epsilon: float = CLIP_EPSILON
+) -> torch.Tensor:
     """Where the clip binds (the token's gradient is zero): rho < 1 - eps with A < 0, or
     rho > 1 + eps with A > 0."""
     ratio = torch.exp(logprobs - old_logprobs)
@@ -171,11 +183,22 @@ def value_loss(values: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return 0.5 * (values - targets) ** 2
 
 
-def ppo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, ref_logprobs: torch.Tensor,
-             advantages: torch.Tensor, mask: torch.Tensor, *, epsilon: float = CLIP_EPSILON, beta: float = KL_BETA,
-             entropies: torch.Tensor | None = None, values: torch.Tensor | None = None,
-             targets: torch.Tensor | None = None, value_coef: float = VALUE_COEF, tokens: float | None = None,
-             rows: float | None = None) -> tuple[torch.Tensor, dict[str, float]]:
+def ppo_loss(
+    logprobs: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    ref_logprobs: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    epsilon: float = CLIP_EPSILON,
+    beta: float = KL_BETA,
+    entropies: torch.Tensor | None = None,
+    values: torch.Tensor | None = None,
+    targets: torch.Tensor | None = None,
+    value_coef: float = VALUE_COEF,
+    tokens: float | None = None,
+    rows: float | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
     """Paper B's loss on one batch of steps: token mean of (clipped surrogate + beta k3 KL),
     plus ``value_coef`` times the step mean of the value loss when ``values`` are given.
 
@@ -229,6 +252,7 @@ class Scored(NamedTuple):
 def pad_rows(prompts: list[list[int]], completions: list[list[int]], pad_token_id: int) -> dict[str, torch.Tensor]:
     """Token ids of steps as a batch: prompts left-padded, completions right-padded (trl's
     ``pad``), each with its 0/1 mask."""
+
     def batch(rows, side):
         ids = [torch.tensor(row, dtype=torch.long) for row in rows]
         ones = [torch.ones(len(row), dtype=torch.long) for row in rows]
@@ -236,12 +260,24 @@ def pad_rows(prompts: list[list[int]], completions: list[list[int]], pad_token_i
 
     prompt_ids, prompt_mask = batch(prompts, "left")
     completion_ids, completion_mask = batch(completions, "right")
-    return {"prompt_ids": prompt_ids, "prompt_mask": prompt_mask,
-            "completion_ids": completion_ids, "completion_mask": completion_mask}
+    return {
+        "prompt_ids": prompt_ids,
+        "prompt_mask": prompt_mask,
+        "completion_ids": completion_ids,
+        "completion_mask": completion_mask,
+    }
 
 
-def completion_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, completion_ids: torch.Tensor,
-                        completion_mask: torch.Tensor, *, entropies: bool = False, states: bool = False) -> Scored:
+def completion_logprobs(
+    model,
+    prompt_ids: torch.Tensor,
+    prompt_mask: torch.Tensor,
+    completion_ids: torch.Tensor,
+    completion_mask: torch.Tensor,
+    *,
+    entropies: bool = False,
+    states: bool = False,
+) -> Scored:
     """Log-probs of the completion tokens given their prompts, in one forward pass.
 
     The LM head runs only at the positions that predict a completion token (the last prompt
@@ -264,21 +300,33 @@ def completion_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tens
         scored = shared_prefix_logprobs(model, input_ids, attention, length, entropies=entropies, states=states)
         if scored is not None:
             logprobs, entropy, hidden = scored
-            return Scored(logprobs * completion_mask, None if entropy is None else (entropy * completion_mask).detach(),
-                          hidden)
-    out = model(input_ids=input_ids, attention_mask=attention, position_ids=(attention.cumsum(dim=1) - 1).clamp(min=0),
-                logits_to_keep=torch.arange(start, start + length, device=prompt_ids.device),
-                output_hidden_states=states, use_cache=False)
+            return Scored(
+                logprobs * completion_mask, None if entropy is None else (entropy * completion_mask).detach(), hidden
+            )
+    out = model(
+        input_ids=input_ids,
+        attention_mask=attention,
+        position_ids=(attention.cumsum(dim=1) - 1).clamp(min=0),
+        logits_to_keep=torch.arange(start, start + length, device=prompt_ids.device),
+        output_hidden_states=states,
+        use_cache=False,
+    )
     if entropies:
-        logprobs, entropy = selective_log_softmax_and_entropy(out.logits, completion_ids, entropy_requires_grad=False,
-                                                              row_mask=completion_mask)
+        logprobs, entropy = selective_log_softmax_and_entropy(
+            out.logits, completion_ids, entropy_requires_grad=False, row_mask=completion_mask
+        )
     else:
         logprobs, entropy = selective_log_softmax(out.logits, completion_ids, row_mask=completion_mask), None
     return Scored(logprobs, entropy, out.hidden_states[-1][:, start] if states else None)
 
 
-def reference_logprobs(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, completion_ids: torch.Tensor,
-                       completion_mask: torch.Tensor) -> torch.Tensor:
+def reference_logprobs(
+    model,
+    prompt_ids: torch.Tensor,
+    prompt_mask: torch.Tensor,
+    completion_ids: torch.Tensor,
+    completion_mask: torch.Tensor,
+) -> torch.Tensor:
     """Log-probs under the frozen model: the same peft model with its adapter disabled."""
     with torch.no_grad(), model.disable_adapter():
         return completion_logprobs(model, prompt_ids, prompt_mask, completion_ids, completion_mask).logprobs
