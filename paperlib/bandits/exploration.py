@@ -3,7 +3,7 @@
 The paper compares seven ways of making its LLM agent explore. Six act when the agent
 decides and are options of :class:`paperlib.bandits.llm.LLMAgent` (``exploration=``,
 one :class:`Exploration` per agent); the seventh, +1 for an untried arm during RLFT, is
-a reward term (``paperlib.training.rlft.exploration_bonus``).
+a reward term (``paperlib.training.rlft.objective.exploration_bonus``).
 
 - ``try_all``: the first k steps play every arm once, in arm order, without asking the
   model; the model decides from step k + 1 on.
