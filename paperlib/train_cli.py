@@ -136,8 +136,6 @@ def grpo_command(args) -> int:
 
 def rlft_command(args) -> int:
     from paperlib.bandits.training import recipe
-    from paperlib.training.distributed import is_main
-    from paperlib.training.rlft.loop import train
 
     settings = recipe(
         args.profile,
@@ -148,10 +146,10 @@ def rlft_command(args) -> int:
         instances=args.instances,
         learning_rate=args.learning_rate,
     )
-    log = train(settings, args.out)
-    if not is_main():  # one summary for a run on several processes
+    ends = _trained_ends(settings, args.out)
+    if ends is None:
         return 0
-    first, final = log.sort_values("step").iloc[[0, -1]].to_dict("records")
+    first, final = ends
     print(
         f"RLFT {settings.model}{' with the exploration bonus' if settings.bonus else ''}, seed {settings.seed}: "
         f"{int(final['step'])} updates; training invalid-action rate {first['invalid_rate']:.2f} -> "
@@ -161,10 +159,21 @@ def rlft_command(args) -> int:
     return 0
 
 
-def rlft_tictactoe_command(args) -> int:
-    from paperlib.tictactoe.training import recipe
+def _trained_ends(settings, out) -> tuple[dict, dict] | None:
+    """Run (or resume) the RLFT run ``settings`` in ``out``; its first and last log rows for the
+    command's summary, or None on every process but the main one (one summary per run)."""
     from paperlib.training.distributed import is_main
     from paperlib.training.rlft.loop import train
+
+    log = train(settings, out)
+    if not is_main():
+        return None
+    first, final = log.sort_values("step").iloc[[0, -1]].to_dict("records")
+    return first, final
+
+
+def rlft_tictactoe_command(args) -> int:
+    from paperlib.tictactoe.training import recipe
 
     settings = recipe(
         args.profile,
@@ -177,10 +186,10 @@ def rlft_tictactoe_command(args) -> int:
         games=args.games,
         learning_rate=args.learning_rate,
     )
-    log = train(settings, args.out)
-    if not is_main():  # one summary for a run on several processes
+    ends = _trained_ends(settings, args.out)
+    if ends is None:
         return 0
-    first, final = log.sort_values("step").iloc[[0, -1]].to_dict("records")
+    first, final = ends
     print(
         f"RLFT {settings.model} on tic-tac-toe against {settings.opponent}, seed {settings.seed}: "
         f"{int(final['step'])} updates; training return {first['mean_return']:.2f} -> {final['mean_return']:.2f}, "
