@@ -6,7 +6,7 @@ saved by ``savefig`` under figures/.
 
 from __future__ import annotations
 
-import warnings
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from paperlib import paths  # noqa: E402
 
@@ -30,30 +31,81 @@ def set_style() -> None:
 
 def savefig(fig, name: str, directory=None) -> Path:
     """Save ``fig`` as <directory>/<name>.png (figures/ by default) and return its path
-    relative to the repository (``paths.relative``), which is what notebooks print."""
+    relative to the repository (``paths.relative``), which is what notebooks print.
+
+    In a notebook (a running Jupyter kernel) the saved PNG is also shown below the cell, as an
+    image output, so the executed notebook and its HTML export carry every figure it writes
+    (the backend is Agg, which shows nothing by itself). The figure is then closed."""
     directory = Path(directory or paths.FIGURES)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.png"
     fig.savefig(path)
+    if _in_kernel():
+        from IPython.display import Image, display
+
+        # retina: shown at half the saved pixels (savefig.dpi 150), about the figure's size in inches
+        display(Image(filename=str(path), retina=True))
+        plt.close(fig)
     return paths.relative(path)
+
+
+def _in_kernel() -> bool:
+    """Whether this runs in a Jupyter kernel (a notebook), not a script or a test."""
+    if "IPython" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None) is not None
 
 
 set_style()
 
 
-def reward_vs_meals(episodes, rewards=(("reward", "paper reward"), ("reward_shaped", "shaped reward"))):
+def reward_vs_meals(episodes, rewards=(("reward", "paper A's reward"), ("reward_shaped", "shaped reward"))):
     """Reward against meals per episode, one panel per reward; the degenerate maximum shows
-    as the no_action points at zero meals and reward 1.0 under the paper's reward."""
-    fig, axes = plt.subplots(1, len(rewards), figsize=(5.2 * len(rewards), 4), sharey=True, squeeze=False)
-    # a small deterministic horizontal jitter so that coincident episodes stay visible
-    jitter = episodes.assign(meals_jitter=episodes["meals_total"] + (episodes["seed"] % 7 - 3) * 0.04)
+    as the no_action points at zero meals and reward 1.0 under the paper's reward. Each policy
+    stands a little apart from the others at the same meal count (so none hides another), in
+    the colour and marker it has in notebook 02's figure; N by the marker's size."""
+    policies = list(dict.fromkeys(episodes["policy"]))
+    offsets = {policy: (i - (len(policies) - 1) / 2) * 0.11 for i, policy in enumerate(policies)}
+    sizes = dict(zip(sorted(episodes["n"].unique()), (14, 26, 42)))
+    x = episodes["meals_total"] + episodes["policy"].map(offsets) + (episodes["seed"] % 5 - 2) * 0.012
+    fig, axes = plt.subplots(1, len(rewards), figsize=(5.4 * len(rewards), 4.2), sharey=True, squeeze=False)
     for ax, (column, title) in zip(axes[0], rewards):
-        sns.scatterplot(data=jitter, x="meals_jitter", y=column, hue="policy", style="n", alpha=0.7, ax=ax, s=28)
-        ax.set(title=title, xlabel="meals in the episode", ylabel="episode reward", ylim=(-0.05, 1.08))
+        for policy in policies:
+            rows = episodes["policy"] == policy
+            color, marker = SCRIPTED_STYLE.get(policy, ("0.4", "o"))
+            ax.scatter(
+                x[rows],
+                episodes.loc[rows, column],
+                s=episodes.loc[rows, "n"].map(sizes).fillna(20),
+                marker=marker,
+                color=color,
+                alpha=0.6,
+                edgecolors="none",
+            )
         ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
-        if ax is not axes[0][-1]:
-            ax.get_legend().remove()
-    axes[0][-1].legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=8)
+        ax.set(title=title, xlabel="meals eaten in the episode (all philosophers)", ylim=(-0.05, 1.08))
+        ax.set_xticks(sorted(episodes["meals_total"].unique()))
+    axes[0][0].set_ylabel("episode reward")
+    handles = [
+        Line2D(
+            [],
+            [],
+            marker=SCRIPTED_STYLE.get(p, ("0.4", "o"))[1],
+            color=SCRIPTED_STYLE.get(p, ("0.4", "o"))[0],
+            ls="none",
+            label=p,
+        )
+        for p in policies
+    ]
+    handles += [
+        Line2D([], [], marker="o", color="0.5", ls="none", markersize=size**0.5, label=f"N = {n}")
+        for n, size in sizes.items()
+    ]
+    axes[0][-1].legend(
+        handles=handles, title="scripted policy; philosophers", bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=8
+    )
     return fig
 
 
@@ -147,22 +199,50 @@ def free_vs_constrained(summary):
     return fig
 
 
-def frequency_bias(results, reported):
+def frequency_bias(results, reported, arms: int = 10):
     """Fig. 4 / 15: entropy of the action distribution against repetitions of the last action
-    (left) and strategy shares per repetition window (right), one row per model; ``results``
-    maps a model to ``metrics.frequency_bias`` output, ``reported`` to paper lines (text)."""
+    (left, mean with its 95% bootstrap interval, on one axis from 0 to the uniform entropy ln
+    ``arms`` in every row, that bound drawn) and strategy shares per repetition window (right),
+    one row per model; ``results`` maps a model to ``metrics.frequency_bias`` output,
+    ``reported`` to paper lines (text)."""
+    import math
+
     from paperlib.bandits.metrics import STRATEGIES, entropy_correlation, strategy_shares
 
+    uniform = math.log(arms)
     fig, axes = plt.subplots(len(results), 2, figsize=(11, 3.6 * len(results)), squeeze=False)
     for (model, result), (left, right) in zip(results.items(), axes):
         r, _ = entropy_correlation(result)
         sns.lineplot(data=result, x="repetitions", y="entropy", errorbar=("ci", 95), seed=SEED, ax=left)
-        left.set(title=f"{model}: r = {r:+.2f}", xlabel="repetitions of the last action", ylabel="entropy (nats)")
+        left.axhline(uniform, color="0.4", ls="--", lw=1)
+        left.annotate(
+            f"uniform over {arms} arms (ln {arms} = {uniform:.2f})",
+            (0.99, uniform),
+            xycoords=("axes fraction", "data"),
+            xytext=(0, -10),
+            textcoords="offset points",
+            ha="right",
+            fontsize=7,
+            color="0.35",
+        )
+        left.set(
+            title=f"{model}: r = {r:+.2f}",
+            xlabel="repetitions of the last action in the context",
+            ylabel="entropy of the action distribution (nats)",
+            ylim=(0, uniform * 1.08),
+        )
         shares = strategy_shares(result).drop(index="all")
         shares[list(STRATEGIES)].plot.bar(stacked=True, ax=right, width=0.85, legend=False)
-        right.set(title=f"{model}: strategy per window", xlabel="repetitions", ylabel="share", ylim=(0, 1))
+        right.set(
+            title=f"{model}: strategy per window",
+            xlabel="repetitions of the last action (window)",
+            ylabel="share of the window's cases",
+            ylim=(0, 1),
+        )
         right.tick_params(axis="x", rotation=45, labelsize=7)
-    axes[0][1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    axes[0][1].legend(
+        title="the action taken is", fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1)
+    )
     fig.text(0.01, -0.01, f"{PAPER}: " + "; ".join(reported), fontsize=8, ha="left", va="top")
     fig.tight_layout()
     return fig
@@ -185,33 +265,49 @@ def _gap_label(model: str, decision: str) -> str:
     return model.removeprefix("policy:") if decision == "scripted" else f"{model} ({decision})"
 
 
+SCRIPTED_STYLE = {  # scripted baselines: dotted, each its own shade and marker, none of the models' colours
+    "no_action": ("0.15", "s"),
+    "always_think": ("0.5", "^"),
+    "random": ("#8c564b", "D"),
+    "left_first": ("#b8860b", "v"),
+    "resource_hierarchy": ("#7b3f99", "P"),
+    "waiter": ("#5f8f8f", "*"),
+}
+PAPER_MARKERS = ("X", "P", "D", "s", "^", "v", "*", "h")
+
+
+def _model_colors(models) -> dict:
+    """One colour per model (not per decision mode), the same in every panel and figure of a notebook."""
+    return dict(zip(models, sns.color_palette("colorblind", len(models))))
+
+
 def coordination_gap(table, paper):
     """Fig. 1 rebuilt: mean reward (95% t CI), deadlock rate (Wilson CI) and meals against N,
-    one line per model and decision mode (``philosophers.gap.gap_table``); the paper's
-    reported numbers (``gap.paper_rows``) as black crosses (a value) or grey bars (a range
-    over models), labelled with their id in data/paper_reported.csv."""
+    one line per model and decision mode (``philosophers.gap.gap_table``): a model keeps its
+    colour, free decisions solid with filled markers, constrained dashed with open ones, the
+    scripted baselines dotted in greys and browns. Paper A's reported numbers (``paper_rows``)
+    stand right of ours in dark red: a value as a marker of its own, a range over models as a
+    bar; the legend below names each by its id in data/paper_reported.csv and what it is."""
     import pandas as pd
 
     panels = (
-        ("reward", "mean reward", "reward"),
-        ("deadlock_rate", "deadlock rate", "deadlock"),
-        ("meals", "meals per episode", None),
+        ("reward", "mean episode reward (paper A's)", "reward"),
+        ("deadlock_rate", "share of episodes that deadlocked", "deadlock"),
+        ("meals", "meals per episode (mean)", None),
     )
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     cells = table.assign(label=[_gap_label(m, d) for m, d in zip(table["model"], table["decision"])])
+    # an LLM that ate at no N: its rewards are the degenerate maximum or a deadlock, not coordination
+    silent = cells[cells["decision"] != "scripted"].groupby("label")["meals"].max().loc[lambda m: m == 0].index
+    cells["label"] = [f"{label}: no meal at any N" if label in silent else label for label in cells["label"]]
     ns = sorted(cells["n"].unique())
-    offsets = {
-        label: (i - (cells["label"].nunique() - 1) / 2) * 0.08 for i, label in enumerate(cells["label"].unique())
-    }
-    beside = max(offsets.values()) + 0.35  # the paper's numbers stand right of ours
-    # scripted baselines dark and dashed, every model line a colour of its own (the default
-    # palette has 10, which eleven lines would repeat)
-    scripted = set(cells.loc[cells["decision"] == "scripted", "label"])
-    models = cells.loc[cells["decision"] != "scripted", "label"].unique()
-    colors = dict(
-        zip([label for label in cells["label"].unique() if label in scripted], sns.color_palette("dark", len(scripted)))
-    ) | dict(zip(models, sns.color_palette(n_colors=len(models))))
-    for ax, (column, title, ci) in zip(axes, panels):
+    labels = list(cells["label"].unique())
+    offsets = {label: (i - (len(labels) - 1) / 2) * 0.07 for i, label in enumerate(labels)}
+    beside = max(offsets.values()) + 0.4  # the paper's numbers stand right of ours
+    llm = cells[cells["decision"] != "scripted"]
+    colors = _model_colors(list(dict.fromkeys(llm["model"])))
+    paper_handles = {}
+    for ax, (column, ylabel, ci) in zip(axes, panels):
         for label, rows in cells.groupby("label", sort=False):
             x = rows["n"] + offsets[label]
             err = (
@@ -222,65 +318,118 @@ def coordination_gap(table, paper):
                     (rows[f"{ci}_high"] - rows[column]).clip(lower=0),
                 ]
             )
-            style = dict(ls="--", alpha=0.75) if label in scripted else {}
-            ax.errorbar(
-                x, rows[column], yerr=err, marker="o", ms=4, capsize=2, label=label, color=colors[label], **style
-            )
+            decision = rows["decision"].iloc[0]
+            if decision == "scripted":
+                color, marker = SCRIPTED_STYLE.get(label, ("0.4", "o"))
+                style = dict(ls=":", marker=marker, color=color, alpha=0.85, ms=5)
+            else:
+                color = colors[rows["model"].iloc[0]]
+                style = dict(ls="-" if decision == "free" else "--", marker="o", color=color, ms=5, lw=1.6)
+                if decision != "free":
+                    style.update(mfc="white", mew=1.5)
+            ax.errorbar(x, rows[column], yerr=err, capsize=2, label=label, **style)
         claims = {"reward": "mean reward", "deadlock_rate": "deadlock rate"}.get(column)
         if claims is not None and len(paper):
-            for row in paper[paper["claim"].str.contains(claims)].itertuples():
-                if pd.notna(row.value):
-                    ax.plot(row.n + beside, row.value, "kx", ms=8, mew=2, zorder=5)
-                    ax.annotate(
-                        row.id, (row.n + beside, row.value), xytext=(4, 2), textcoords="offset points", fontsize=7
-                    )
-                else:
-                    ax.vlines(row.n + beside, float(row.low), float(row.high), color="0.4", lw=4, alpha=0.6, zorder=4)
-                    ax.annotate(
-                        row.id, (row.n + beside, float(row.high)), xytext=(4, 3), textcoords="offset points", fontsize=7
-                    )
-        ax.set(title=title, xlabel="philosophers N", xticks=ns)
+            shown = paper[paper["claim"].str.contains(claims)]
+            for n, at_n in shown.groupby("n"):
+                for k, row in enumerate(at_n.itertuples()):
+                    x = n + beside + 0.22 * k
+                    marker = PAPER_MARKERS[list(dict.fromkeys(paper["id"])).index(row.id) % len(PAPER_MARKERS)]
+                    if pd.notna(row.value):
+                        handle = ax.plot(x, row.value, marker, color="#8b0000", ms=7, mfc="none", mew=1.6, zorder=5)[0]
+                        text = f"{row.id}: {row.claim} = {row.value:g}"
+                    else:
+                        handle = ax.vlines(x, float(row.low), float(row.high), color="#8b0000", lw=4, alpha=0.45)
+                        ax.annotate(
+                            row.id,
+                            (x, float(row.high)),
+                            xytext=(0, 2),
+                            textcoords="offset points",
+                            ha="center",
+                            fontsize=6,
+                            color="#8b0000",
+                        )
+                        text = f"{row.id}: {row.claim}, {float(row.low):g} to {float(row.high):g}"
+                    paper_handles.setdefault(text, handle)
+        ax.set(xlabel="philosophers at the table (N)", ylabel=ylabel, xticks=ns, xlim=(min(ns) - 1, max(ns) + 2.2))
     axes[0].set_ylim(-0.05, 1.08)
     axes[1].set_ylim(-0.05, 1.05)
-    axes[2].legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
-    fig.text(
-        0.01,
-        -0.02,
-        f"{PAPER}: black x = a reported value, grey bar = a reported range over models "
-        "(ids as in data/paper_reported.csv)",
-        fontsize=8,
-    )
+    axes[2].set_ylim(bottom=-0.05)
+    handles, names = axes[0].get_legend_handles_labels()
+    axes[2].legend(handles, names, title="ours", bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
+    if paper_handles:
+        fig.legend(
+            list(paper_handles.values()),
+            list(paper_handles),
+            title="paper A (dark red, right of ours at each N; ids as in data/paper_reported.csv)",
+            loc="upper center",
+            bbox_to_anchor=(0.45, 0.0),
+            ncol=2,
+            fontsize=7,
+            title_fontsize=8,
+            frameon=False,
+        )
     fig.tight_layout()
     return fig
 
 
 def no_call_reward(episodes):
     """The DeepSeek case: each episode's reward against its share of steps with no parseable
-    call (free-mode LLM episodes and the scripted ``no_action``); the paper's DeepSeek-R1-Distill
-    (no call at all, reward 1.0 at every N, A13) as a black cross."""
+    call (free-mode LLM episodes and the scripted ``no_action``), a model in the colour it has in
+    ``coordination_gap``, N by marker; the paper's DeepSeek-R1-Distill (no call at all, reward
+    1.0 at every N, A13) as a dark red cross, drawn just right of 1.0 so as to hide no point."""
     free = episodes[(episodes["decision"] == "free") | (episodes["policy"] == "no_action")]
-    data = free.assign(
-        no_action_share=free["no_actions"] / (free["no_actions"] + free["actions_total"]),
-        label=[_gap_label(m, d) for m, d in zip(free["model"], free["decision"])],
-    )
+    data = free.assign(no_action_share=free["no_actions"] / (free["no_actions"] + free["actions_total"]))
     data["no_action_share"] += (data["seed"] % 7 - 3) * 0.004  # keep coincident episodes visible
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    sns.scatterplot(data=data, x="no_action_share", y="reward", hue="label", style="n", alpha=0.6, s=26, ax=ax)
-    ax.plot(1.0, 1.0, "kx", ms=10, mew=2)
-    ax.annotate(
-        f"{PAPER}: DeepSeek-R1-Distill (A13)",
-        (1.0, 1.0),
-        xytext=(-6, -14),
-        textcoords="offset points",
-        ha="right",
-        fontsize=8,
-    )
+    colors = _model_colors(list(dict.fromkeys(episodes.loc[episodes["decision"] != "scripted", "model"])))
+    markers = dict(zip(sorted(data["n"].unique()), "o^s"))
+    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    for model, rows in data.groupby("model", sort=False):
+        scripted = model.startswith("policy:")
+        for n, cell in rows.groupby("n"):
+            ax.scatter(
+                cell["no_action_share"],
+                cell["reward"],
+                marker=markers.get(n, "o"),
+                s=40 if scripted else 22,
+                alpha=0.9 if scripted else 0.55,
+                facecolors="none" if scripted else colors.get(model, "0.5"),
+                edgecolors="0.1" if scripted else "none",
+                zorder=3 if scripted else 2,
+            )
+    ax.plot(1.06, 1.0, "X", color="#8b0000", ms=9, mfc="none", mew=1.6, zorder=5)  # at 1.0, drawn beside ours
     ax.set(
-        xlabel="share of the episode's steps with no parseable call",
-        ylabel="episode reward (paper's)",
+        xlabel="share of the episode's steps with no parseable tool call",
+        ylabel="episode reward (paper A's)",
         ylim=(-0.05, 1.08),
+        xlim=(-0.05, 1.1),
     )
-    ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
+    handles = [
+        Line2D(
+            [],
+            [],
+            marker="o",
+            ls="none",
+            color="0.1" if m.startswith("policy:") else colors.get(m, "0.5"),
+            mfc="none" if m.startswith("policy:") else None,
+            label=_gap_label(m, "scripted" if m.startswith("policy:") else "free"),
+        )
+        for m in dict.fromkeys(data["model"])
+    ]
+    handles += [Line2D([], [], marker=mk, ls="none", color="0.4", label=f"N = {n}") for n, mk in markers.items()]
+    handles.append(
+        Line2D(
+            [],
+            [],
+            marker="X",
+            ls="none",
+            color="#8b0000",
+            mfc="none",
+            mew=1.6,
+            label="paper A: DeepSeek-R1-Distill-Qwen-7B, no call (share 1.0), reward 1.0 (A13)",
+        )
+    )
+    ax.legend(handles=handles, bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
     return fig
 
 
@@ -340,21 +489,106 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
     return fig
 
 
-def reward_by_selection(episodes, column="reward", order=None):
-    """Per-episode ``column`` for the base model and each selected adapter, one panel per N
-    (box and every episode as a point, placed without random jitter; where many episodes score
-    the same, as at the reward's maximum, the points that do not fit side by side overlap, and
-    seaborn's warning that says so is silenced)."""
+def reward_by_selection(episodes, column="reward", order=None, reported=None):
+    """Per-episode ``column`` for the base model and each selected adapter, one panel per N:
+    every episode as a point (a deterministic jitter, none left out), coloured by whether it had
+    zero meals (the reward's degenerate maximum: 1.0 by never eating, notebook 01), and the mean
+    with its 95% t interval in black. ``reported`` (data/paper_reported.csv) adds paper A's
+    Qwen3-14B means at N = 5 before and after GRPO (A05, A08) as crosses."""
+    import numpy as np
+    import pandas as pd
+
+    from paperlib.stats import mean_ci
+
     ns = sorted(episodes["n"].unique())
-    fig, axes = plt.subplots(1, len(ns), figsize=(4.4 * len(ns), 3.8), sharey=True, squeeze=False)
+    order = list(order or dict.fromkeys(episodes["selection"]))
+    fig, axes = plt.subplots(1, len(ns), figsize=(4.6 * len(ns), 4.4), sharey=True, squeeze=False)
+    colors = {True: "0.62", False: sns.color_palette()[0]}
+    paper = {}
+    if reported is not None:
+        values = pd.to_numeric(reported.set_index("id")["value"], errors="coerce")
+        paper = {("base", 5): ("A05", values.get("A05")), ("last", 5): ("A08", values.get("A08"))}
     for ax, n in zip(axes[0], ns):
         cell = episodes[episodes["n"] == n]
-        sns.boxplot(data=cell, x="selection", y=column, order=order, color="0.85", fliersize=0, ax=ax)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", r".* of the points cannot be placed", UserWarning)
-            sns.swarmplot(data=cell, x="selection", y=column, order=order, size=2.5, alpha=0.7, ax=ax)
-        ax.set(title=f"N = {n}", xlabel="adapter", ylabel=f"episode {column}")
-        ax.tick_params(axis="x", rotation=20)
+        for x, selection in enumerate(order):
+            rows = cell[cell["selection"] == selection].sort_values("seed")
+            if rows.empty:
+                continue
+            zero = (rows["meals_total"] == 0).to_numpy()
+            jitter = np.linspace(-0.28, 0.28, len(rows))
+            for flag in (True, False):
+                ax.scatter(
+                    x + jitter[zero == flag],
+                    rows[column].to_numpy()[zero == flag],
+                    s=12,
+                    alpha=0.6,
+                    color=colors[flag],
+                    edgecolor="none",
+                    zorder=2,
+                )
+            mean, low, high = mean_ci(rows[column])
+            ax.errorbar(
+                x + 0.36,
+                mean,
+                yerr=[[max(mean - low, 0)], [max(high - mean, 0)]],
+                fmt="o",
+                color="black",
+                ms=5,
+                capsize=3,
+                zorder=4,
+            )
+            ax.annotate(
+                f"{int(zero.sum())}/{len(rows)}\nno meal",
+                (x, 0.5),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                fontsize=7,
+                color="0.35",
+            )
+            if (selection, n) in paper and pd.notna(paper[selection, n][1]):
+                ax.plot(x + 0.36, paper[selection, n][1], "x", color="C3", ms=9, mew=2, zorder=5)
+        ax.set_xticks(range(len(order)), [s.replace("_", " ") for s in order])
+        ax.set(
+            title=f"N = {n} philosophers",
+            xlabel="base model, or the adapter a rule keeps",
+            xlim=(-0.5, len(order) - 0.3),
+            ylim=(-0.05, 1.08),
+        )
+    axes[0][0].set_ylabel(f"episode {'reward (paper A' + chr(39) + 's)' if column == 'reward' else column}")
+    handles = [
+        Line2D([], [], marker="o", ls="none", color=colors[False], alpha=0.6, label="an episode with meals"),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            ls="none",
+            color=colors[True],
+            alpha=0.6,
+            label="an episode with no meal (nobody ate: up to 1.0, the reward's degenerate maximum)",
+        ),
+        Line2D([], [], marker="o", ls="-", color="black", label="mean, 95% t interval"),
+    ]
+    if any(pd.notna(v) for _, v in paper.values()):
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="x",
+                ls="none",
+                color="C3",
+                mew=2,
+                label="paper A, Qwen3-14B at N = 5: base (A05), GRPO last step (A08)",
+            )
+        )
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8, frameon=False)
+    adapters = episodes[episodes["selection"] != "base"]
+    if len(adapters):
+        share = (adapters["meals_total"] == 0).mean()
+        fig.suptitle(
+            f"{share:.0%} of the adapters' episodes had no meal"
+            + (": their rewards near 1.0 are the degenerate maximum, not coordination" if share > 0.5 else ""),
+            fontsize=10,
+        )
     fig.tight_layout()
     return fig
 
@@ -404,15 +638,22 @@ def rlft_held_out(steps, table):
 
 def exploration_mechanisms(table):
     """Fig. 8: final coverage and regret per exploration mechanism (one marker per model, with
-    its 95% interval), UCB and random as dashed lines."""
+    its 95% interval), UCB and random as reference lines named in the legend (not on the plot,
+    where two close references printed over each other)."""
     llm = table[~table["model"].str.startswith("baseline:")]
     references = table[table["model"].str.startswith("baseline:")]
     order = list(dict.fromkeys(llm["exploration"]))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
-    for ax, metric in zip(axes, ("coverage", "regret")):
-        for i, (model, rows) in enumerate(llm.groupby("model", sort=False)):
-            rows = rows.set_index("exploration").loc[order]
-            x = [j + 0.12 * i for j in range(len(order))]
+    models = list(dict.fromkeys(llm["model"]))
+    fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.0))
+    panels = (
+        ("coverage", "action coverage after the last step"),
+        ("regret", "cumulative regret after the last step"),
+    )
+    reference_styles = ("--", ":", "-.")
+    for ax, (metric, ylabel) in zip(axes, panels):
+        for i, model in enumerate(models):
+            rows = llm[llm["model"] == model].set_index("exploration").reindex(order)
+            x = [j + 0.14 * (i - (len(models) - 1) / 2) for j in range(len(order))]
             ax.errorbar(
                 x,
                 rows[metric],
@@ -421,23 +662,29 @@ def exploration_mechanisms(table):
                 capsize=3,
                 label=model,
             )
-        for r in references.itertuples():
-            ax.axhline(getattr(r, metric), color="0.55", lw=1, ls="--")
-            ax.annotate(
-                r.exploration,
-                (1.0, getattr(r, metric)),
-                xycoords=("axes fraction", "data"),
-                xytext=(-4, 3),
-                textcoords="offset points",
-                ha="right",
-                fontsize=7,
-                color="0.4",
+        for k, r in enumerate(references.itertuples()):
+            ax.axhline(
+                getattr(r, metric), color="0.45", lw=1.2, ls=reference_styles[k % 3], label=r.exploration, zorder=1
             )
-        ax.set_xticks(range(len(order)), order, rotation=30, ha="right")
-        ax.set(title=f"final {metric}", ylabel=metric)
-    axes[0].legend(fontsize=7)
+        ax.set_xticks(range(len(order)), [o.replace("_", " ") for o in order], rotation=30, ha="right")
+        ax.set(title=ylabel.split(" after")[0], xlabel="exploration mechanism at decision time", ylabel=ylabel)
+    axes[0].set_ylim(top=1.04)
+    axes[1].legend(
+        title="model (95% CI); reference", fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1)
+    )
     fig.tight_layout()
     return fig
+
+
+def _lighter(color, amount: float = 0.55):
+    """``color`` blended towards white: a run's base model beside its adapter."""
+    import matplotlib.colors as mcolors
+
+    r, g, b = mcolors.to_rgb(color)
+    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
+
+
+RANDOM_PLAY = 0.5  # a model whose moves were at least this share invalid played the random fallback's game
 
 
 def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
@@ -445,16 +692,36 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
     per update; (b) the mean return (95% CI) against each opponent (``main_cells``: run -> its
     cells with the run's prompt) of the base model, each adapter and the scripted players, with
     paper B's Gemma2 2B before and after RLFT as crosses; (c) the return against random with CoT
-    at each thinking budget (``budget_cells``: budget -> cell)."""
+    at each thinking budget (``budget_cells``: budget -> cell). A run keeps its colour in every
+    panel (its base model a lighter shade); a point whose moves were mostly invalid (so played by
+    the random fallback: a random player's game) is drawn hollow; lines that coincide are moved
+    apart a little and said to coincide."""
     import pandas as pd
 
-    fig, axes = plt.subplots(1, 4, figsize=(18, 3.8))
-    for ax, (column, title) in zip(
-        axes[:2], (("mean_return", "training return"), ("invalid_rate", "training invalid-move rate"))
+    runs = list(dict.fromkeys(log["run"]))
+    run_colors = dict(zip(runs, sns.color_palette("colorblind", len(runs))))
+    scripted = {"random": ("0.55", "s"), "mcts": ("0.1", "D"), "noisy_mcts": ("0.35", "^")}
+
+    def style(adapter, run):
+        if adapter in scripted:
+            return scripted[adapter]
+        color = run_colors.get(run, "0.5")
+        return (color, "o") if adapter == "RLFT" else (_lighter(color), "o")
+
+    invalid = table[table["metric"] == "invalid_share"].set_index(["run", "cell", "adapter"])["mean"]
+
+    fig, axes = plt.subplots(1, 4, figsize=(19, 4.2))
+    for ax, (column, title, ylabel) in zip(
+        axes[:2],
+        (
+            ("mean_return", "training return", "mean return per game (win 1, loss -1)"),
+            ("invalid_rate", "training invalid-move rate", "share of moves invalid"),
+        ),
     ):
-        sns.lineplot(data=log, x="step", y=column, hue="run", marker="o", ms=3, ax=ax)
-        ax.set(title=title, xlabel="update", ylabel=column)
-        ax.legend(fontsize=7)
+        sns.lineplot(data=log, x="step", y=column, hue="run", palette=run_colors, marker="o", ms=3, ax=ax)
+        ax.set(title=title, xlabel="update", ylabel=ylabel)
+        ax.legend(title="RLFT run", fontsize=7, title_fontsize=7)
+    axes[1].set_ylim(-0.02, 1.02)
     ax = axes[2]
     main = pd.concat(
         [
@@ -468,51 +735,97 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
     )
     opponents = list(dict.fromkeys(main["opponent"]))
     labels = list(dict.fromkeys(main["label"]))
+    handles = {}
     for i, label in enumerate(labels):
         rows = main[main["label"] == label].drop_duplicates("opponent").set_index("opponent").reindex(opponents)
-        x = [j + 0.1 * (i - len(labels) / 2) for j in range(len(opponents))]
-        ax.errorbar(
-            x,
-            rows["mean"],
-            yerr=[rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]],
-            fmt="o",
-            capsize=3,
-            label=label,
-        )
+        color, marker = style(rows["adapter"].dropna().iloc[0], rows["run"].dropna().iloc[0])
+        for j, row in enumerate(rows.itertuples()):
+            if pd.isna(row.mean):
+                continue
+            hollow = invalid.get((row.run, row.cell, row.adapter), 0) >= RANDOM_PLAY
+            handles[label] = ax.errorbar(
+                j + 0.09 * (i - (len(labels) - 1) / 2),
+                row.mean,
+                yerr=[[row.mean - row.ci_low], [row.ci_high - row.mean]],
+                fmt=marker,
+                color=color,
+                mfc="white" if hollow else color,
+                mew=1.5,
+                capsize=3,
+            )
     paper = pd.to_numeric(reported.set_index("id")["value"], errors="coerce")
     for j, opponent in enumerate(opponents):
         for ids, marker in ((("B24", "B26"), "x"), (("B25", "B27"), "+")):
             value = {"random": paper[ids[0]], "mcts": paper[ids[1]]}.get(opponent)
             if value is not None:
-                ax.plot(
-                    j,
-                    value,
-                    marker=marker,
-                    color="black",
-                    ms=9,
-                    ls="none",
-                    label=f"paper 2B {'before' if marker == 'x' else 'after'} RLFT" if j == 0 else None,
-                )
-    ax.set_xticks(range(len(opponents)), opponents)
-    ax.set(title="held-out return (95% CI)", xlabel="opponent", ylabel="mean return", ylim=(-1.1, 1.1))
-    ax.legend(fontsize=6)
+                handle = ax.plot(j + 0.36, value, marker=marker, color="#8b0000", ms=9, mew=2, ls="none")[0]
+                name = f"paper B, Gemma2 2B {'before' if marker == 'x' else 'after'} RLFT ({ids[0]}, {ids[1]})"
+                handles.setdefault(name, handle)
+    handles["hollow: half or more of its moves invalid, so a random player's game"] = Line2D(
+        [], [], marker="o", ls="none", color="0.3", mfc="white", mew=1.5
+    )
+    ax.set_xticks(range(len(opponents)), [o.replace("_", " ") for o in opponents])
+    ax.set(
+        title="held-out return (95% CI)",
+        xlabel="opponent",
+        ylabel="mean return per game",
+        ylim=(-1.1, 1.1),
+        xlim=(-0.5, len(opponents) - 0.2),
+    )
     ax = axes[3]
     budgets = table[(table["metric"] == "return") & table["cell"].isin(budget_cells.values())]
     budgets = budgets[budgets["adapter"].isin(["base", "RLFT"])]
     tokens = {cell: budget for budget, cell in budget_cells.items()}
     budgets = budgets.assign(budget=budgets["cell"].map(tokens), label=budgets["adapter"] + " (" + budgets["run"] + ")")
-    for label, rows in budgets.groupby("label", sort=False):
+    groups = list(budgets.groupby("label", sort=False))
+    means = {label: tuple(rows.sort_values("budget")["mean"].round(6)) for label, rows in groups}
+    for i, (label, rows) in enumerate(groups):
         rows = rows.sort_values("budget")
+        color, _ = style(rows["adapter"].iloc[0], rows["run"].iloc[0])
+        same = [other for other, m in means.items() if other != label and m == means[label]]
+        flat = rows["mean"].nunique() == 1 and len(rows) > 1
+        notes = (["the same at every budget"] if flat else []) + ([f"= {', '.join(same)}"] if same else [])
+        shift = 2 ** (0.07 * (i - (len(groups) - 1) / 2))  # coincident lines side by side
+        hollow = [invalid.get((r.run, r.cell, r.adapter), 0) >= RANDOM_PLAY for r in rows.itertuples()]
         ax.errorbar(
-            rows["budget"],
+            rows["budget"] * shift,
             rows["mean"],
             yerr=[rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]],
-            fmt="o-",
+            fmt="-",
+            color=color,
             capsize=3,
-            label=label,
+            label=f"{label}" + (f": {'; '.join(notes)}" if notes else ""),
         )
+        ax.scatter(
+            rows["budget"] * shift,
+            rows["mean"],
+            s=30,
+            zorder=3,
+            facecolors=["white" if h else color for h in hollow],
+            edgecolors=[color] * len(rows),
+            linewidths=1.5,
+        )
+    reference = table[
+        (table["metric"] == "return") & (table["adapter"] == "random") & table["cell"].isin(budget_cells.values())
+    ]
+    if len(reference):
+        ax.axhline(reference["mean"].iloc[0], color="0.55", ls="--", lw=1, label="random player against random")
     ax.set_xscale("log", base=2)
-    ax.legend(fontsize=7)
-    ax.set(title="thinking budget, CoT, against random", xlabel="max new tokens", ylabel="mean return")
+    ax.set(
+        title="thinking budget, CoT, against random",
+        xlabel="thinking budget (max new tokens per move)",
+        ylabel="mean return per game",
+        ylim=(-1.1, 1.1),
+    )
+    ax.legend(fontsize=6.5, loc="lower left")
+    fig.legend(
+        list(handles.values()),
+        list(handles),
+        loc="upper center",
+        bbox_to_anchor=(0.6, 0.0),
+        ncol=3,
+        fontsize=7,
+        frameon=False,
+    )
     fig.tight_layout()
     return fig

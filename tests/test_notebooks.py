@@ -12,6 +12,20 @@ def _assert_no_checkout_path(executed):
         assert str(paths.ROOT) not in path.read_text(encoding="utf-8"), path.name
 
 
+def _assert_every_figure_shown(executed, figures):
+    """The executed notebook shows each figure it wrote to ``figures`` (those named by its number)
+    as an image output, and its HTML export embeds them."""
+    import nbformat
+
+    written = sorted(figures.glob(f"{executed.name[:2]}_*.png"))
+    node = nbformat.read(executed, as_version=4)
+    images = [o for c in node.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert written and len(images) == len(written), (executed.name, [p.name for p in written], len(images))
+    assert executed.with_suffix(".html").read_text(encoding="utf-8").count('src="data:image/png;base64,') >= len(
+        written
+    )
+
+
 @pytest.mark.slow
 def test_01_environment_and_reward(tmp_path, capsys):
     (notebook,) = pipeline.notebooks(["01"])
@@ -19,6 +33,7 @@ def test_01_environment_and_reward(tmp_path, capsys):
     executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
     assert executed.exists() and executed.with_suffix(".html").exists()
     _assert_no_checkout_path(executed)
+    _assert_every_figure_shown(executed, tmp_path / "figures")
     table = pd.read_parquet(tmp_path / "data" / "01_scripted_summary.parquet")
     no_action = table[table["policy"] == "no_action"]
     assert (no_action["reward"] == 1.0).all() and (no_action["reward_shaped"] == 0.0).all()
@@ -44,6 +59,7 @@ def _run_smoke(number, tmp_path):
     )
     assert executed.with_suffix(".html").exists()
     _assert_no_checkout_path(executed)
+    _assert_every_figure_shown(executed, tmp_path / "figures")
     return tmp_path / "data", tmp_path / "figures"
 
 
@@ -278,6 +294,7 @@ def test_03_and_04_grpo(tmp_path, capsys):
         (notebook,) = pipeline.notebooks([number])
         executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
         _assert_no_checkout_path(executed)
+        _assert_every_figure_shown(executed, tmp_path / "figures")
     data, figures = tmp_path / "data", tmp_path / "figures"
     log = pd.read_parquet(data / "03_training_log.parquet")
     assert sorted(zip(log["reward"], log["step"])) == [("paper", 1), ("paper", 2), ("valid", 1), ("valid", 2)]
@@ -320,6 +337,7 @@ def test_06_knowing_doing_at_the_table(tmp_path):
     }  # no GRPO run
     executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
     _assert_no_checkout_path(executed)
+    _assert_every_figure_shown(executed, tmp_path / "figures")
     assert "base models only" in executed.read_text()
     data, figures = tmp_path / "data", tmp_path / "figures"
     turns = pd.read_parquet(data / "06_knowing_doing_turns.parquet")
@@ -343,7 +361,9 @@ def test_14_rlft_bandits(tmp_path, capsys):
         "runs_dir": str(tmp_path / "runs"),
     }
     (notebook,) = pipeline.notebooks(["14"])
-    _assert_no_checkout_path(pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters))
+    executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
+    _assert_no_checkout_path(executed)
+    _assert_every_figure_shown(executed, tmp_path / "figures")
     data, figures = tmp_path / "data", tmp_path / "figures"
     log = pd.read_parquet(data / "14_rlft_log.parquet")
     assert sorted(zip(log["run"], log["step"])) == [("RLFT", 1), ("RLFT", 2), ("RLFT + bonus", 1), ("RLFT + bonus", 2)]
@@ -407,7 +427,9 @@ def test_16_tictactoe(tmp_path):
         "runs_dir": str(tmp_path / "runs"),
     }
     (notebook,) = pipeline.notebooks(["16"])
-    _assert_no_checkout_path(pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters))
+    executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
+    _assert_no_checkout_path(executed)
+    _assert_every_figure_shown(executed, tmp_path / "figures")
     data, figures = tmp_path / "data", tmp_path / "figures"
     log = pd.read_parquet(data / "16_rlft_log.parquet")
     assert list(zip(log["run"], log["step"])) == [("no CoT", 1), ("no CoT", 2)] and log["value_loss"].notna().all()

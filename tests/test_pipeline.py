@@ -303,3 +303,24 @@ def test_every_notebook_is_titled_by_its_first_heading():
         node = nbformat.read(path, as_version=4)
         first = next(cell for cell in node.cells if cell.cell_type == "markdown").source.splitlines()[0]
         assert first.startswith("# ") and pipeline.title(node) == first[2:].strip() != "Notebook", path.name
+
+
+def test_a_notebook_shows_each_figure_it_writes_below_its_cell(tmp_path):
+    """Notebook 01 rebuilt from the committed data: its figure is an image output of the executed
+    notebook (savefig shows it in a kernel), embedded in the HTML export, and saved under figures."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("01_scripted_episodes.parquet", "paper_reported.csv"):
+        shutil.copy(paths.DATA / name, data)
+    (notebook,) = pipeline.notebooks(["01"])
+    parameters = {"data_dir": str(data), "figures_dir": str(tmp_path / "figures")}
+    executed = pipeline.execute(notebook, "cpu", out_dir=tmp_path / "out", parameters=parameters, generate=False)
+
+    written = sorted((tmp_path / "figures").glob("*.png"))
+    node = nbformat.read(executed, as_version=4)
+    images = [o for c in node.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert [p.name for p in written] == ["01_reward_vs_meals.png"] and len(images) == len(written)
+    assert executed.with_suffix(".html").read_text(encoding="utf-8").count('src="data:image/png;base64,') == len(
+        written
+    )
+    assert all(not cell.get("outputs") for cell in nbformat.read(notebook, as_version=4).cells)  # committed: none
