@@ -99,3 +99,135 @@ def hedges_g_ci(treatment, control, confidence: float = 0.95) -> tuple[float, fl
         return g, math.nan, math.nan
     half = _st.norm.ppf(0.5 + confidence / 2) * math.sqrt((na + nb) / (na * nb) + g * g / (2 * (na + nb)))
     return g, g - half, g + half
+
+
+# --- what the claims' verdict rule (paperlib.claims) rests on -------------------------------------
+
+BOOTSTRAP_RESAMPLES = 4000  # resamples of every bootstrap interval [ours: the percentile ends move < 0.01]
+BOOTSTRAP_SEED = 0  # the bootstrap's seed, so that a rebuild draws the same resamples [ours]
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (statsmodels ``multipletests``);
+    NaN (no test) stays NaN and is not counted in the family."""
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.asarray(pvalues, dtype=float)
+    adjusted = np.full(p.shape, math.nan)
+    tested = ~np.isnan(p)
+    if tested.any():
+        adjusted[tested] = multipletests(p[tested], alpha=ALPHA, method="holm")[1]
+    return adjusted
+
+
+def bootstrap_mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and its seeded percentile-bootstrap interval: every resampled mean is a mean of
+    observed values, so the interval never leaves their range (a bounded quantity's interval
+    stays within its bounds); (mean, mean, mean) for one value or none that vary."""
+    x = np.asarray(values, dtype=float)
+    mean = float(x.mean()) if x.size else math.nan
+    if x.size < 2 or np.ptp(x) == 0:
+        return mean, mean, mean
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    means = x[rng.integers(0, x.size, (BOOTSTRAP_RESAMPLES, x.size))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return mean, float(low), float(high)
+
+
+def bootstrap_difference_ci(treatment, control, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Difference of means (treatment - control) of two independent samples and its seeded
+    percentile-bootstrap interval (each side resampled on its own); within the possible range."""
+    a, b = np.asarray(treatment, float), np.asarray(control, float)
+    difference = float(a.mean() - b.mean())
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        return difference, difference, difference
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    resampled = a[rng.integers(0, a.size, (BOOTSTRAP_RESAMPLES, a.size))].mean(axis=1) - b[
+        rng.integers(0, b.size, (BOOTSTRAP_RESAMPLES, b.size))
+    ].mean(axis=1)
+    low, high = np.quantile(resampled, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return difference, float(low), float(high)
+
+
+def paired_p(treatment, control) -> tuple[float, str]:
+    """Two-sided p of a paired difference (the same seeds, instances or games on both sides) and
+    the test that gave it: the paired t-test, or, where the differences do not vary (the
+    t-test is undefined), the Wilcoxon signed-rank test; NaN where every difference is 0."""
+    d = _differences(treatment, control)
+    if not np.any(d):
+        return math.nan, "none: every pair equal"
+    if np.ptp(d) == 0:
+        return float(_st.wilcoxon(d).pvalue), "wilcoxon"
+    return float(_st.ttest_1samp(d, 0.0).pvalue), "paired t"
+
+
+def _differences(treatment, control) -> np.ndarray:
+    """Paired differences, rounded to 12 decimals so that pairs that differ by one and the same
+    amount (up to floating-point noise) count as not varying, where a t-test is undefined."""
+    return np.round(np.asarray(treatment, float) - np.asarray(control, float), 12)
+
+
+def tost(treatment, control, margin: float, paired: bool) -> float:
+    """p of the two one-sided tests (TOST, statsmodels ``ttost_paired`` / ``ttost_ind``, Welch)
+    that the difference of means lies within +-``margin``: below ALPHA, the two are equivalent
+    at that margin. NaN where the margin is not positive or the difference does not vary (the
+    t-tests are undefined)."""
+    from statsmodels.stats.weightstats import ttost_ind, ttost_paired
+
+    a, b = np.asarray(treatment, float), np.asarray(control, float)
+    varies = np.ptp(_differences(a, b)) > 0 if paired else (np.ptp(a) > 0 or np.ptp(b) > 0)
+    if not (margin > 0) or not varies:
+        return math.nan
+    if paired:
+        return float(ttost_paired(a, b, -margin, margin)[0])
+    return float(ttost_ind(a, b, -margin, margin, usevar="unequal")[0])
+
+
+def pooled_sd(treatment, control, paired: bool) -> float:
+    """The standard deviation a standardised effect divides by: of the differences (paired,
+    Cohen's d_z) or pooled over the two samples."""
+    a, b = np.asarray(treatment, float), np.asarray(control, float)
+    if paired:
+        return float(np.std(_differences(a, b), ddof=1)) if a.size > 1 else math.nan
+    if a.size + b.size < 3:
+        return math.nan
+    return math.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / (a.size + b.size - 2))
+
+
+def no_variance(**sides) -> str:
+    """Which of the named samples do not vary (e.g. ``no_variance(adapter=x, base=y)``), in words;
+    empty where every one does. Where a side does not vary no standardised effect is reported."""
+    still = [name for name, values in sides.items() if np.ptp(np.asarray(values, float)) == 0]
+    return " and ".join(still)
+
+
+def correlation_ci(r: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Fisher-z interval of a Pearson correlation over ``n`` cases: within [-1, 1]."""
+    if n < 4 or not math.isfinite(r) or abs(r) == 1:
+        return math.nan, math.nan
+    z, half = math.atanh(r), _st.norm.ppf(0.5 + confidence / 2) / math.sqrt(n - 3)
+    return math.tanh(z - half), math.tanh(z + half)
+
+
+def paired_sides(frame, side: str, value: str, treatment, control, keys) -> tuple[np.ndarray, np.ndarray]:
+    """``value`` of the ``treatment`` and ``control`` rows of ``frame`` (``side`` names which),
+    paired by ``keys`` (the seeds, instances or games both sides played): per key each side's
+    mean, so that several rows of one key (an adapter trained with several seeds, each playing
+    the key) pool into one pair; only keys both sides have."""
+    rows = frame[frame[side].isin([treatment, control])]
+    means = rows.groupby([side, *keys])[value].mean().unstack(side).dropna()
+    if treatment not in means or control not in means:
+        return np.array([]), np.array([])
+    return means[treatment].to_numpy(float), means[control].to_numpy(float)
+
+
+def mcnemar_p(treatment, control) -> float:
+    """Two-sided exact McNemar p of two paired binary outcomes (the same cases on both sides): the
+    binomial test of the discordant pairs; NaN where no pair differs."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    a, b = np.asarray(treatment, bool), np.asarray(control, bool)
+    only_a, only_b = int((a & ~b).sum()), int((~a & b).sum())
+    if only_a + only_b == 0:
+        return math.nan
+    return float(mcnemar([[int((a & b).sum()), only_a], [only_b, int((~a & ~b).sum())]], exact=True).pvalue)

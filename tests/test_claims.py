@@ -1,5 +1,6 @@
-"""The claims schema: verdicts computed by one rule, one-line refusals of a bad table, the
-claims of notebooks 11 and 12 in the schema, and the table notebook 99 collects."""
+"""The claims schema: verdicts computed by one rule (its outcomes and gates: test_claims_rule.py),
+one-line refusals of a bad table, the claims of notebooks 01, 11, 12 and 13 in the schema, and the
+table notebook 99 collects."""
 
 import pandas as pd
 import pytest
@@ -10,24 +11,26 @@ from paperlib.reports import n11_greediness, n12_frequency_bias, n13_knowing_doi
 
 
 def rows(**changes):
-    """Two claims on paper A's A18 and A05: one shown, one without a run of ours."""
+    """Two claims on paper A's A18 and A05: one supported, one without a run of ours."""
     base = {
         "reported": ["A18", "A05"],
         "what": ["reward of a zero-action episode", "mean reward, N = 5"],
         "model": ["policy:no_action", "tiny-lm (free)"],
         "ours": [1.0, float("nan")],
         "effect_if": ["1.0", "below 0.5"],
-        "shown": [True, pd.NA],
+        "rule": ["value", "below"],
+        "reference": [1.0, 0.5],
         "source": "01_scripted_episodes.parquet",
     }
     return pd.DataFrame({**base, **changes})
 
 
-def test_the_verdict_follows_from_the_test_and_whether_we_have_a_number():
-    assert claims.verdict(True, 0.3) == "supports"
-    assert claims.verdict(False, 0.3) == "contradicts"
-    assert claims.verdict(pd.NA, 0.3) == "cannot test"
-    assert claims.verdict(True, float("nan")) == "cannot test"
+def test_the_verdict_follows_from_the_rule_and_whether_we_have_a_number():
+    assert claims.verdict("below", 0.3, reference=0.5) == "supports"
+    assert claims.verdict("below", 0.7, reference=0.5) == "contradicts"
+    assert claims.verdict("below", 0.45, 0.3, 0.6, reference=0.5) == "inconclusive"
+    assert claims.verdict(None, 0.3) == "cannot test"
+    assert claims.verdict("below", float("nan"), reference=0.5) == "cannot test"
 
 
 def test_a_claims_table_has_the_schema_its_ids_and_the_paper_s_numbers():
@@ -36,12 +39,13 @@ def test_a_claims_table_has_the_schema_its_ids_and_the_paper_s_numbers():
     assert table["claim"].tolist() == ["01:A18:policy:no_action", "01:A05:tiny-lm (free)"]
     assert table["verdict"].tolist() == ["supports", "cannot test"]
     assert table["paper"].tolist() == ["A", "A"] and table["paper_value"].tolist() == ["1.0", "0.128"]
-    assert table["ours_low"].isna().all() and table["note"].tolist() == ["", ""]
+    assert table["ours_low"].isna().all() and table["note"].tolist() == ["", claims.NOT_RUN]
+    assert table["rule"].tolist() == ["value", "below"] and table["p_holm"].isna().all()
     assert set(table["notebook"]) == {"01_environment_and_reward"} and set(table["profile"]) == {"smoke"}
 
 
 def test_the_paper_s_value_defaults_to_its_range_and_joins_several_ids():
-    table = claims_table(rows(reported=["A01", "B01/B02"], ours=[0.5, 0.3], shown=[False, True]), "11_x", "cpu")
+    table = claims_table(rows(reported=["A01", "B01/B02"], ours=[0.5, 0.3]), "11_x", "cpu")
     assert table["paper_value"].tolist() == ["0.45 to 0.87", "0.40 / 0.65"]
     assert table["paper"].tolist() == ["A", "B"]
     given = claims_table(rows(paper_value=["about 1", None]), "01_x", "cpu")
@@ -63,6 +67,7 @@ def test_the_paper_s_value_defaults_to_its_range_and_joins_several_ids():
             r"^claims table: the claim id '01:A18:x' appears more than once$",
         ),
         (lambda t: t.assign(verdict=["supports", "maybe"]), r"^claims table: verdict 'maybe' is not one of supports, "),
+        (lambda t: t.assign(rule=["value", "roughly"]), r"^claims table: rule 'roughly' is not one of value, above, "),
     ],
 )
 def test_a_bad_table_is_refused_in_one_line(fault, message):
@@ -91,7 +96,12 @@ def test_each_notebook_writes_its_own_file_and_reads_it_back(tmp_path):
 
 def test_notebook_99_s_table_stacks_every_file_paper_a_first_and_counts_the_verdicts(tmp_path):
     write_claims(
-        claims_table(rows(reported=["B03", "B04"], shown=[False, pd.NA]), "11_bandit_greediness", "smoke"), tmp_path
+        claims_table(
+            rows(reported=["B03", "B04"], ours=[0.8, 0.45], ours_low=[0.7, 0.3], ours_high=[0.85, 0.6]),
+            "11_bandit_greediness",
+            "smoke",
+        ),
+        tmp_path,
     )
     write_claims(claims_table(rows(), "01_environment_and_reward", "smoke"), tmp_path)
     table = collect_claims(tmp_path)
@@ -115,8 +125,10 @@ def test_notebook_99_s_table_stacks_every_file_paper_a_first_and_counts_the_verd
         "addresses are listed as cannot test."
     )
     assert n99_claims.paper_sentences(table).splitlines() == [
-        "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 and cannot test 1.",
-        "- **Paper B**: 2 claims on 2 of its 30 reported numbers; our run supports 0, contradicts 1 and cannot test 1.",
+        "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0, "
+        "leaves 0 inconclusive and cannot test 1.",
+        "- **Paper B**: 2 claims on 2 of its 30 reported numbers; our run supports 0, contradicts 1, "
+        "leaves 1 inconclusive and cannot test 0.",
     ]
     assert n99_claims.paper_sentences(table[table["paper"] == "B"]).splitlines()[0] == (
         "- **Paper A**: no notebook has set our numbers beside its 18 reported numbers yet."
@@ -134,27 +146,69 @@ def test_two_files_giving_one_claim_id_and_no_file_at_all_are_refused(tmp_path):
     assert not (tmp_path / "claims.csv").exists()
 
 
-def test_notebook_11_s_table_in_the_schema_keeps_every_row(tmp_path):
+def _bandit_steps(model, decision, cot, finals, valid):
+    """Two-step runs on 10 arms, one per final coverage of ``finals``; ``valid``: every step's, or per step."""
+    return pd.DataFrame(
+        [
+            {
+                "agent": "llm",
+                "model": model,
+                "decision": decision,
+                "noise": "low",
+                "in_figure": True,
+                "arms": 10,
+                "cot": cot,
+                "episode": episode,
+                "turn": turn,
+                "coverage": final if turn == 2 else 0.1,
+                "valid": valid[turn - 1] if isinstance(valid, list) else valid,
+            }
+            for episode, final in enumerate(finals)
+            for turn in (1, 2)
+        ]
+    )
+
+
+def test_notebook_11_s_table_in_the_schema_keeps_every_row_and_gates_the_fallback_s_runs(tmp_path):
     greediness = pd.DataFrame(
         {
-            "model": ["tiny-lm"] * 2,
-            "decision": ["constrained"] * 2,
-            "id": ["B01/B02", "B04"],
-            "claim": ["coverage after 50 steps, 10 arms, CoT", "coverage, 20 arms"],
-            "paper": ["0.40 (2B), 0.65 (9B, 27B)", "0.45"],
-            "ours": [0.2, float("nan")],
-            "the effect, if": ["below UCB's 1.00", "below UCB's 1.00"],
-            "shown": pd.array([True, pd.NA], dtype="boolean"),
+            "model": ["tiny-lm", "tiny-lm", "coder-lm"],
+            "decision": ["constrained", "constrained", "free"],
+            "id": ["B01/B02", "B04", "B03"],
+            "claim": ["coverage after 50 steps, 10 arms, CoT", "coverage, 20 arms", "coverage without CoT, 10 arms"],
+            "paper": ["0.40 (2B), 0.65 (9B, 27B)", "0.45", "0.25"],
+            "ours": [0.4, float("nan"), 0.9],
+            "the effect, if": ["below UCB's 1.00"] * 3,
+            "shown": pd.array([True, pd.NA, True], dtype="boolean"),
         }
     )
-    (tmp_path / "11_bandit_runs").mkdir()
-    table = n11_greediness.greediness_claims_table(greediness, tmp_path / "11_bandit_runs", "smoke")
-    assert table["claim"].tolist() == ["11:B01/B02:tiny-lm (constrained)", "11:B04:tiny-lm (constrained)"]
-    assert (
-        table[["what", "paper_value", "effect_if"]].values.tolist()
-        == greediness[["claim", "paper", "the effect, if"]].values.tolist()
+    steps = pd.concat(
+        [
+            _bandit_steps("tiny-lm", "constrained", True, [0.3, 0.5, 0.3, 0.5], True),
+            _bandit_steps("coder-lm", "free", False, [0.9, 0.9, 0.8, 1.0], [True, False]),
+        ]
     )
-    assert table["ours"].tolist()[0] == 0.2 and table["verdict"].tolist() == ["supports", "cannot test"]
+    (tmp_path / "11_bandit_runs").mkdir()
+    table = n11_greediness.greediness_claims_table(greediness, tmp_path / "11_bandit_runs", "smoke", steps=steps)
+    assert table["claim"].tolist() == [
+        "11:B01/B02:tiny-lm (constrained)",
+        "11:B04:tiny-lm (constrained)",
+        "11:B03:coder-lm (free)",
+    ]
+    assert table["what"].tolist() == greediness["claim"].tolist()
+    assert table["paper_value"].tolist() == greediness["paper"].tolist()
+    # the mean final coverage with its bootstrap interval over instances, against the paper's range 0.40-0.65
+    first = table.iloc[0]
+    assert first["ours"] == 0.4 and 0.3 <= first["ours_low"] < 0.4 < first["ours_high"] <= 0.5
+    assert (first["reference"], first["reference_high"], first["verdict"]) == (0.4, 0.65, "supports")
+    assert table["verdict"].tolist() == ["supports", "cannot test", "cannot test"]
+    assert table["note"].iloc[1] == claims.NOT_RUN
+    # half its steps the random fallback's: the free run is not the model's
+    assert (
+        table["note"]
+        .iloc[2]
+        .startswith("cannot test: gate 'own decisions': share of steps with a valid ACTION= 0.50, needs at least 0.8")
+    )
     assert set(table["source"]) == {"11_bandit_runs/"} and set(table["notebook"]) == {"11_bandit_greediness"}
 
 
@@ -172,6 +226,8 @@ def test_notebook_12_s_table_becomes_three_claims_per_model(tmp_path):
                 "paper frequent (2B / 27B)": "0.96 / 0.14",
                 "frequent, 0-10 repetitions": 0.6,
                 "paper frequent 0-10 (2B)": "0.70",
+                "cases": 100,
+                "cases, 0-10 repetitions": 10,
                 "shown: r < 0 and frequent > 0.5": False,
             }
         ]
@@ -180,11 +236,17 @@ def test_notebook_12_s_table_becomes_three_claims_per_model(tmp_path):
     table = n12_frequency_bias.frequency_bias_claims_table(frequency_bias, tmp_path / "12_frequency_bias_runs", "smoke")
     assert table["reported"].tolist() == ["B06", "B07", "B18"]
     assert table["ours"].tolist() == [-0.3, 0.4, 0.6] and table["paper_value"].tolist() == ["-0.67", "0.96", "0.70"]
-    assert table["verdict"].tolist() == ["supports", "contradicts", "supports"]
+    assert table["rule"].tolist() == ["lower", "above", "above"]
+    # B06: p 0.0123 adjusted alone (the only p of the family): 0.012, r < 0: supported.
+    # B07: 40 of 100, Wilson [0.309, 0.498], wholly below 0.5. B18: 6 of 10, Wilson [0.313, 0.832], across it.
+    assert table["p_holm"].iloc[0] == 0.012
+    assert table[["ours_low", "ours_high"]].iloc[1].tolist() == [0.309, 0.498]
+    assert table[["ours_low", "ours_high"]].iloc[2].tolist() == [0.313, 0.832]
+    assert table["verdict"].tolist() == ["supports", "contradicts", "inconclusive"]
     assert table["note"].tolist() == [
-        "p = 0.012; paper 2B / 27B: -0.67 / 0.61",
-        "greedy 0.35, other 0.25; paper 2B / 27B: 0.96 / 0.14",
-        "",
+        "paper 2B / 27B: -0.67 / 0.61",
+        "100 cases; greedy 0.35, other 0.25; paper 2B / 27B: 0.96 / 0.14",
+        "10 cases",
     ]
     assert set(table["source"]) == {"12_frequency_bias_runs/"}
 
@@ -222,7 +284,7 @@ def test_notebook_01_s_sentence_ranks_no_action_against_the_best_policy_that_eat
     assert "N = 5: 0.000, below 1 of the 2 other policies" in shaped
 
 
-def test_notebook_13_s_runs_become_two_claims_each():
+def test_notebook_13_s_runs_become_two_claims_each_gated_on_what_the_model_wrote():
     matrix = pd.DataFrame(
         {"optimal": [10.0, 5.0], "greedy": [60.0, 20.0], "other": [2.0, 3.0]},
         index=pd.Index(["correct", "wrong"], name="rationale"),
@@ -236,7 +298,10 @@ def test_notebook_13_s_runs_become_two_claims_each():
     )
     by_id = claims_of.set_index("reported")
     assert by_id.loc["B16", "ours"] == pytest.approx(72.0) and by_id.loc["B16", "verdict"] == "supports"
-    assert by_id.loc["B10", "ours"] == 60.0 and by_id.loc["B10", "verdict"] == "supports"
+    assert by_id.loc["B16", "ours_low"] > 50  # 2304 of 3200 steps: the Wilson interval is far above half
+    # with a correct rationale: greedy 60% of 3200 steps against optimal 10%: 1920 against 320
+    assert by_id.loc["B10", "ours"] == 50.0 and by_id.loc["B10", "verdict"] == "supports"
+    assert by_id.loc["B10", "test"] == "binomial, 2240 steps" and by_id.loc["B10", "p"] < 1e-100
     assert set(claims_of["model"]) == {"gemma2-27b (free)"}
     flipped = n13_knowing_doing.knowing_doing_claims_table(
         table.assign(**{"correct rationale": 0.0}),
@@ -245,3 +310,11 @@ def test_notebook_13_s_runs_become_two_claims_each():
         "cpu",
     ).set_index("reported")
     assert list(flipped["verdict"]) == ["contradicts", "contradicts"]
+    # a model that wrote no UCB value: nothing to read, whatever its shares say
+    silent = n13_knowing_doing.knowing_doing_claims_table(
+        table.assign(**{"wrote any UCB value": 0.0}), {run: matrix}, "x", "cpu"
+    ).set_index("reported")
+    assert list(silent["verdict"]) == ["cannot test", "cannot test"]
+    assert silent.loc["B16", "note"].startswith(
+        "cannot test: gate 'wrote what is measured': share of steps with a UCB value 0.00, needs at least 0.8"
+    )

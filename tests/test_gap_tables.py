@@ -347,7 +347,7 @@ def test_gap_claims_test_the_paper_models_present_and_list_the_absent_ones():
     assert claims.loc["02:A05:qwen3-14b (free)", ["ours", "ours_low", "ours_high"]].tolist() == [0.20, 0.10, 0.30]
     assert verdicts["02:A06:qwen3-14b (free)"] == "contradicts"
     assert verdicts["02:A07:qwen3-14b (free)"] == "contradicts"
-    assert claims.loc["02:A07:qwen3-14b (free)", "ours"] == pytest.approx(1 / 3)
+    assert claims.loc["02:A07:qwen3-14b (free)", ["ours", "ours_low", "ours_high"]].tolist() == [0.5, 0.4, 0.6]
     assert verdicts["02:A01:gpt-5.4 (free)"] == verdicts["02:A02:gpt-5.4 (free)"] == "supports"
     for absent in ("02:A01:grok-4.2", "02:A03:mistral-small-24b", "02:A13:deepseek-r1-distill-qwen-7b"):
         assert verdicts[absent] == "cannot test"
@@ -358,10 +358,14 @@ def test_gap_claims_test_the_paper_models_present_and_list_the_absent_ones():
     assert "02:A13:chatty-lm (free)" not in verdicts
 
 
-def test_a_silent_model_that_eats_or_scores_below_one_contradicts_a13():
+def test_a_silent_model_whose_interval_excludes_one_contradicts_a13():
     table = pd.DataFrame(
-        [_summary_row("tiny-lm", 5, 1.0, 1.0, 1.0, meals=0.0), _summary_row("tiny-lm", 10, 0.9, 0.8, 1.0, meals=0.0)]
+        [_summary_row("tiny-lm", 5, 1.0, 1.0, 1.0, meals=0.0), _summary_row("tiny-lm", 10, 0.9, 0.8, 0.95, meals=0.0)]
     )
     rates = pd.DataFrame({"model": ["tiny-lm"], "call_rate": [0.0], "where": gap.GRID})
     claims = n02_gap.gap_claims_table(table, rates, "02_summary.parquet", "smoke").set_index("claim")
     assert claims.loc["02:A13:tiny-lm (free)", ["ours", "verdict"]].tolist() == [0.9, "contradicts"]
+    # the lowest cell's interval reaches 1.0: compatible with the paper's 1.0
+    reaching = table.assign(reward_high=[1.0, 1.0])
+    claims = n02_gap.gap_claims_table(reaching, rates, "02_summary.parquet", "smoke").set_index("claim")
+    assert claims.loc["02:A13:tiny-lm (free)", "verdict"] == "supports"

@@ -150,7 +150,8 @@ def _claims_files(data):
                     "model": ["policy:no_action", "tiny-lm (free)"],
                     "ours": [1.0, float("nan")],
                     "effect_if": ["1.0", "below 0.5"],
-                    "shown": [True, pd.NA],
+                    "rule": ["value", "below"],
+                    "reference": [1.0, 0.5],
                     "source": "01_scripted_episodes.parquet",
                 }
             ),
@@ -167,8 +168,9 @@ def _claims_files(data):
                     "what": ["coverage without CoT"],
                     "model": ["tiny-lm (constrained)"],
                     "ours": [0.9],
-                    "effect_if": ["below the CoT run"],
-                    "shown": [False],
+                    "effect_if": ["below 0.5"],
+                    "rule": ["below"],
+                    "reference": [0.5],
                     "source": "11_bandit_runs/",
                 }
             ),
@@ -201,10 +203,15 @@ def test_99_claims(tmp_path):
     assert "3 claims from 2 notebooks: `01_environment_and_reward` (2), `11_bandit_greediness` (1)." in shown
     sentences = paper_sentences(claims).splitlines()
     assert sentences == [
-        "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0 and cannot test 1.",
-        "- **Paper B**: 1 claim on 1 of its 30 reported numbers; our run supports 0, contradicts 1 and cannot test 0.",
+        "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0, "
+        "leaves 0 inconclusive and cannot test 1.",
+        "- **Paper B**: 1 claim on 1 of its 30 reported numbers; our run supports 0, contradicts 1, "
+        "leaves 0 inconclusive and cannot test 0.",
     ]
     assert all(sentence in shown for sentence in sentences)
+    # every row shown, none cut off, with the counts per outcome
+    assert "48 claims: 1 supports, 1 contradicts, 0 inconclusive, 46 cannot test" in shown
+    assert shown.count("no notebook sets our number beside it on this profile yet") >= 45
 
 
 def _release_data(data):

@@ -25,31 +25,40 @@ PAPER_SHAPE = log(*[0.10, 0.12, 0.15, 0.14, 0.18, 0.20, 0.22, 0.21, 0.30, 0.25, 
 def test_each_rule_on_the_papers_shape():
     val = validation({s: [0.1 * (s == 7) + 0.05, 0.1 * (s == 7) + 0.15] for s in range(1, 17)})
     assert last(PAPER_SHAPE) == 16
-    assert best_train(PAPER_SHAPE) == 9
+    assert best_train(PAPER_SHAPE) == 8  # the peak of row 9 was played by the adapter of step 8
     assert best_val(PAPER_SHAPE, val) == 7  # means 0.2 at step 7, 0.1 elsewhere
-    assert [select(rule, PAPER_SHAPE, val) for rule in RULES] == [16, 9, 7]
+    assert [select(rule, PAPER_SHAPE, val) for rule in RULES] == [16, 8, 7]
+
+
+def test_best_train_credits_each_rows_reward_to_the_adapter_that_played_it():
+    # row 1 is the base model's rollout (highest here, but no saved adapter played it); row 3 was
+    # played by the adapter of step 2; the last adapter (step 4) never played in training
+    assert best_train(log(0.9, 0.1, 0.6, 0.2)) == 2
+    assert best_train(log(0.1, 0.2, 0.3, 0.4)) == 3
 
 
 def test_ties_go_to_the_earliest_step():
-    assert best_train(log(0.2, 0.5, 0.1, 0.5)) == 2
+    assert best_train(log(0.2, 0.5, 0.1, 0.5)) == 1  # adapters 1 and 3 earned 0.5
     val = validation({1: [0.0, 1.0], 2: [0.5, 0.5], 3: [1.0, 0.0], 4: [0.2, 0.2]})  # means 0.5, 0.5, 0.5, 0.2
     assert best_val(log(0.1, 0.2, 0.3, 0.4), val) == 1
 
 
 def test_one_step():
     one = log(0.3)
-    assert last(one) == best_train(one) == best_val(one, validation({1: [0.4]})) == 1
+    assert last(one) == best_val(one, validation({1: [0.4]})) == 1
+    with pytest.raises(ValueError, match="best_train needs two steps at least"):
+        best_train(one)
 
 
 def test_unordered_rows_and_another_column():
     shuffled = log(0.1, 0.9, 0.4).iloc[[2, 0, 1]]
-    assert last(shuffled) == 3 and best_train(shuffled) == 2
+    assert last(shuffled) == 3 and best_train(shuffled) == 1
     val = validation({1: [0.9], 2: [0.1], 3: [0.5]}, column="reward_shaped")
     assert best_val(shuffled, val, column="reward_shaped") == 1
 
 
 def test_missing_training_rewards_are_skipped():
-    assert best_train(log(0.4, math.nan, 0.2)) == 1
+    assert best_train(log(0.4, math.nan, 0.2)) == 2
     with pytest.raises(ValueError, match="all missing"):
         best_train(log(math.nan, math.nan))
 
@@ -174,16 +183,30 @@ def test_the_curve_and_the_null_result_become_claims():
             "reward": "paper",
             "train_reward": [0.2, 0.5, 0.5, 0.3],
             "reward_std": [0.1, 0.2, 0.2, 0.1],
-            "episodes": 4,
+            "episodes": 40,
+            "meals": 0.5,
         }
     )
     curve_claims = curve_claims_table(log, "data/03_training_log.parquet", "cpu", "m").set_index("reported")
-    assert curve_claims.loc["A14", "ours"] == 2 and curve_claims.loc["A14", "verdict"] == "supports"
+    # last 0.3 against the best earlier step's 0.5: Welch t = -0.2 / sqrt(0.01/40 + 0.04/40) = -5.7
+    assert curve_claims.loc["A14", "ours"] == -0.2 and curve_claims.loc["A14", "p"] < 1e-5
+    assert curve_claims.loc["A14", "verdict"] == "supports"
     assert curve_claims.loc["A15", "ours"] == 2 and curve_claims.loc["A15", "note"] == "steps 2, 3"
+    assert curve_claims.loc["A15", "verdict"] == "supports"
     rising = curve_claims_table(log.assign(train_reward=[0.1, 0.2, 0.3, 0.4]), "x", "cpu", "m").set_index("reported")
-    assert list(rising["verdict"]) == ["contradicts", "contradicts"]
+    assert list(rising["verdict"]) == ["contradicts", "contradicts"]  # the last step is significantly the highest
     plateau = curve_claims_table(log.assign(train_reward=[0.8, 1.0, 1.0, 1.0]), "x", "cpu", "m").set_index("reported")
-    assert plateau.loc["A14", "ours"] == 2 and plateau.loc["A14", "verdict"] == "contradicts"  # no decline
+    assert plateau.loc["A14", "ours"] == 0 and plateau.loc["A14", "verdict"] == "inconclusive"  # no decline, no test
+    # a run that has stopped acting: at 1.0 with no meal in 3 of 4 steps
+    idle = curve_claims_table(log.assign(train_reward=[0.8, 1.0, 1.0, 1.0], meals=0.0), "x", "cpu", "m")
+    assert list(idle["verdict"]) == ["cannot test", "cannot test"]
+    assert (
+        idle["note"]
+        .iloc[0]
+        .startswith(
+            "cannot test: gate 'not at the degenerate maximum': share of steps at 1.0 with no meal 0.75, needs at most 0.5"
+        )
+    )
 
     episodes = pd.DataFrame(
         {
@@ -192,19 +215,35 @@ def test_the_curve_and_the_null_result_become_claims():
             "n": 5,
             "seed": [0, 1, 2] * 2,
             "reward": [0.1, 0.2, 0.3, 0.1, 0.25, 0.3],
+            "meals_total": [1, 2, 0, 1, 1, 1],
+            "valid_call_rate": 0.9,
+            "decisions": 10,
         }
     )
     claims_of = null_result_claims_table(compare(episodes), "data/04_episodes.parquet", "cpu", "m").set_index(
         "reported"
     )
-    assert claims_of.loc["A09", "verdict"] == "supports" and claims_of.loc["A09", "ours"] > 0.05
-    assert claims_of.loc["A10", "verdict"] == "supports"
-    assert claims_of.loc["A10", "ours_low"] < 0 < claims_of.loc["A10", "ours_high"]
+    # not significant is not no effect: without an equivalence test the null result is inconclusive
+    assert claims_of.loc["A09", "p"] > 0.05 and claims_of.loc["A09", "verdict"] == "inconclusive"
+    assert claims_of.loc["A10", "verdict"] == "supports"  # the paper's g = -0.11 within our g's interval
+    assert claims_of.loc["A10", "ours_low"] < -0.11 < claims_of.loc["A10", "ours_high"]
     assert list(claims_of.loc[["A11", "A12"], "verdict"]) == ["cannot test", "cannot test"]  # no N = 10, 15 here
-    fed = null_result_claims_table(
-        compare(episodes), "x", "cpu", "m", episodes=episodes.assign(meals_total=[1, 2, 0, 0, 0, 0])
-    ).set_index("reported")
-    assert fed.loc["A09", "note"].endswith("3 episodes; meals per episode: base 1.00, adapter 0.00")
+    fed = null_result_claims_table(compare(episodes), "x", "cpu", "m", episodes=episodes).set_index("reported")
+    assert fed.loc["A09", "test"].startswith("paired t, 3 pairs") and fed.loc["A09", "verdict"] == "inconclusive"
+    assert fed.loc["A09", "note"].endswith("meals per episode: base 1.00, adapter 1.00")
+    # the adapter at the reward's maximum with no meal and almost no call: gated, on both counts
+    idle = episodes.assign(
+        reward=[0.1, 0.2, 0.3, 1.0, 1.0, 1.0],
+        meals_total=[1, 2, 0, 0, 0, 0],
+        valid_call_rate=[0.9] * 3 + [0.02] * 3,
+    )
+    gated = null_result_claims_table(compare(idle), "x", "cpu", "m", episodes=idle).set_index("reported")
+    assert list(gated.loc[["A09", "A10"], "verdict"]) == ["cannot test", "cannot test"]
+    assert gated.loc["A09", "note"].startswith(
+        "cannot test: gate 'own decisions': adapter's turns with a call 0.02, needs at least 0.8; "
+        "gate 'not at the degenerate maximum': adapter's episodes at 1.0 with no meal 1.00, needs at most 0.5"
+    )
+    assert "no standardised effect: the adapter's rewards do not vary" in gated.loc["A10", "note"]
 
 
 def test_difference_p_falls_back_to_mann_whitney_only_where_welch_is_undefined():

@@ -5,6 +5,7 @@ notebook 12 shows and writes as claims and notebook 14 shows before and after RL
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 
@@ -19,14 +20,18 @@ def paper_numbers() -> pd.DataFrame:
 def frequency_bias_claims(results: dict[str, pd.DataFrame], paper: pd.DataFrame) -> pd.DataFrame:
     """Per model: the entropy-repetitions correlation and the strategy shares beside the
     paper's Gemma2 2B and 27B (B06-B09, B18), and whether ours shows the small model's
-    frequency bias (the paper's 2B: r < 0 and most predictions the most frequent action)."""
-    from paperlib.bandits.metrics import entropy_correlation, strategy_shares
+    frequency bias (the paper's 2B: r < 0 and most predictions the most frequent action), with
+    the number of cases behind the shares (all, and in the 0-10 repetitions window)."""
+    from paperlib.bandits.metrics import WINDOW, entropy_correlation, strategy_shares
 
     rows = []
     for model, result in results.items():
         r, p = entropy_correlation(result)
         shares = strategy_shares(result)
         first = shares.iloc[0]  # the 0-10 repetitions window
+        repetitions = result["repetitions"].to_numpy()
+        last = max(int(repetitions.max()) - 1, 0) // WINDOW * WINDOW  # strategy_shares' windows
+        first_cases = int((np.minimum(repetitions // WINDOW * WINDOW, last) == 0).sum())
         rows.append(
             {
                 "model": model,
@@ -38,6 +43,8 @@ def frequency_bias_claims(results: dict[str, pd.DataFrame], paper: pd.DataFrame)
                 "other": shares.loc["all", "other"],
                 "paper frequent (2B / 27B)": f"{paper.loc['B07', 'value']} / {paper.loc['B09', 'value']}",
                 "frequent, 0-10 repetitions": first["frequent"],
+                "cases": len(result),
+                "cases, 0-10 repetitions": first_cases,
                 "paper frequent 0-10 (2B)": str(paper.loc["B18", "value"]),
                 "shown: r < 0 and frequent > 0.5": bool(r < 0 and shares.loc["all", "frequent"] > 0.5),
             }

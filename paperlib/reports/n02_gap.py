@@ -342,19 +342,33 @@ PAPER_MODELS = {
 NO_CALL_RATE = 0.01
 
 
-def gap_claims_table(table: pd.DataFrame, rates: pd.DataFrame, source, profile: str) -> pd.DataFrame:
+def gap_claims_table(
+    table: pd.DataFrame, rates: pd.DataFrame, source, profile: str, episodes: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Paper A's main-table numbers (A01-A07, A13) in the claims schema, from the free-mode
     (the paper's protocol) rows of ``gap.gap_table`` and the grid rows of ``gap.call_rate_table``.
 
-    A single reported number is supported when it lies in our 95% interval; a range when
-    every one of our cells lies in it. A paper model this profile did not run gets a
-    ``cannot test`` row naming the models it ran. Every model whose grid call rate is below
-    :data:`NO_CALL_RATE` is also tested on A13: reward 1.0 with zero meals at every N.
+    Every number is the paper's against our interval (rule ``value``): a single number
+    against the 95% interval of its cell, a range against every cell's (ours: the cell whose
+    interval lies farthest from the range). With ``episodes`` (the table's), a mean reward's interval is the seeded bootstrap
+    (within the reward's range) and the degenerate-maximum gate reads them; without, the
+    table's t interval, cut to the reward's range [0, 1]. A reward or deadlock claim is tested
+    only where the model wrote its own calls (``claims.OWN_DECISIONS`` on its grid call rate:
+    no call is no action) and is not at the degenerate maximum (``claims.NOT_DEGENERATE``). A
+    paper model this profile did not run gets a ``cannot test`` row naming the models it ran.
+    Every model whose grid call rate is below :data:`NO_CALL_RATE` is also tested on A13 (the
+    paper's DeepSeek case: reward 1.0 with zero meals), where the gates do not apply: not
+    acting is the claim.
     """
     from paperlib.claims import claims_table, reported_numbers, source_name
 
     reported = reported_numbers()
     free = table[table["decision"] == "free"]
+    if episodes is not None:
+        free = _bounded_rewards(free, episodes[episodes["decision"] == "free"])
+    else:
+        free = free.assign(reward_low=free["reward_low"].clip(0, 1), reward_high=free["reward_high"].clip(0, 1))
+    grid = rates[rates["where"] == GRID].set_index("model")["call_rate"]
     ran = ", ".join(free["model"].unique()) or "none in free mode"
     rows = []
     for id_, models in PAPER_MODELS.items():
@@ -369,7 +383,6 @@ def gap_claims_table(table: pd.DataFrame, rates: pd.DataFrame, source, profile: 
                         "model": model,
                         "ours": np.nan,
                         "effect_if": "",
-                        "shown": pd.NA,
                         "note": f"not run on this profile (its free-mode LLMs: {ran})",
                     }
                 )
@@ -380,19 +393,19 @@ def gap_claims_table(table: pd.DataFrame, rates: pd.DataFrame, source, profile: 
                         "what": what,
                         "model": f"{model} (free)",
                         **_gap_claim(id_, cells, reported.loc[id_]),
+                        "gate": "" if id_ == "A13" else _gates(model, grid, episodes),
                     }
                 )
-    grid = rates[rates["where"] == GRID]
-    for row in grid[grid["call_rate"] < NO_CALL_RATE].itertuples():
-        cells = free[free["model"] == row.model].set_index("n")
-        if row.model in PAPER_MODELS["A13"] or cells.empty:
+    for model, rate in grid[grid < NO_CALL_RATE].items():
+        cells = free[free["model"] == model].set_index("n")
+        if model in PAPER_MODELS["A13"] or cells.empty:
             continue
         claim = _gap_claim("A13", cells, reported.loc["A13"])
-        claim["note"] = f"its call rate over the grid {row.call_rate:.4f} (< {NO_CALL_RATE}, [ours]); {claim['note']}"
+        claim["note"] = f"its call rate over the grid {rate:.4f} (< {NO_CALL_RATE}, [ours]); {claim['note']}"
         rows.append(
             {
                 "reported": "A13",
-                "model": f"{row.model} (free)",
+                "model": f"{model} (free)",
                 "what": "mean reward of a model that writes no parseable call (the paper's DeepSeek case)",
                 **claim,
             }
@@ -400,60 +413,79 @@ def gap_claims_table(table: pd.DataFrame, rates: pd.DataFrame, source, profile: 
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "02_coordination_gap", profile)
 
 
+def _bounded_rewards(free: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
+    """``free`` with each cell's reward interval the seeded bootstrap over its episodes."""
+    from paperlib.stats import bootstrap_mean_ci
+
+    free = free.copy()
+    for i, row in free.iterrows():
+        cell = episodes[(episodes["model"] == row["model"]) & (episodes["n"] == row["n"])]
+        if len(cell):
+            _, free.loc[i, "reward_low"], free.loc[i, "reward_high"] = bootstrap_mean_ci(cell["reward"])
+    return free
+
+
+def _gates(model: str, grid: pd.Series, episodes: pd.DataFrame | None) -> str:
+    """The failed gates of a model's free-mode reward and deadlock claims: its own calls over the
+    grid, and (with its episodes) the share of episodes at the reward's degenerate maximum."""
+    from paperlib.claims import NOT_DEGENERATE, OWN_DECISIONS, degenerate_share, gated
+
+    checks = [OWN_DECISIONS.check(grid.get(model, np.nan), "share of turns with a call")]
+    if episodes is not None:
+        mine = episodes[(episodes["model"] == model) & (episodes["decision"] == "free")]
+        checks.append(NOT_DEGENERATE.check(degenerate_share(mine), "share of episodes at 1.0 with no meal"))
+    return gated(*checks)
+
+
 def _gap_claim(id_: str, cells: pd.DataFrame, number: pd.Series) -> dict:
-    """ours, its interval, the test and its outcome for one reported number and one model's cells (by N)."""
+    """ours, its interval and the rule's reference for one reported number and one model's cells (by N)."""
     column = "deadlock_rate" if "deadlock" in number["claim"] else "reward"
     low_col, high_col = (
         ("deadlock_low", "deadlock_high") if column == "deadlock_rate" else ("reward_low", "reward_high")
     )
     ns = [n for n in (5, 10, 15) if _in_span(n, str(number["n_philosophers_or_arms"])) and n in cells.index]
     if not ns:
-        return {
-            "ours": np.nan,
-            "effect_if": "",
-            "shown": pd.NA,
-            "note": f"no cell at N = {number['n_philosophers_or_arms']}",
-        }
+        return {"ours": np.nan, "effect_if": "", "note": f"no cell at N = {number['n_philosophers_or_arms']}"}
     values = cells.loc[ns, column]
     by_n = "; ".join(
         f"N = {n}: {cells.loc[n, column]:.3f} [{cells.loc[n, low_col]:.3f}, {cells.loc[n, high_col]:.3f}]" for n in ns
     )
-    if id_ == "A13":
-        shown = bool((values >= 0.995).all() and (cells.loc[ns, "meals"] == 0).all())
+    if id_ in ("A04", "A13"):  # one number: the largest across N = 10, 15 (A04); 1.0 at every N, so the lowest (A13)
+        n = int(values.idxmax() if id_ == "A04" else values.idxmin())
+        value = float(number["value"])
+        meals = f"; meals {', '.join(f'{m:g}' for m in cells.loc[ns, 'meals'])}" if id_ == "A13" else ""
         return {
-            "ours": float(values.min()),
-            "effect_if": "1.0 with zero meals at every N",
-            "shown": shown,
-            "note": f"the lowest over N; {by_n}; meals {', '.join(f'{m:g}' for m in cells.loc[ns, 'meals'])}",
-        }
-    if id_ == "A04":  # the largest across N = 10, 15
-        n = int(values.idxmax())
-        value, low, high = float(number["value"]), cells.loc[n, low_col], cells.loc[n, high_col]
-        return {
-            "ours": float(values.max()),
-            "ours_low": low,
-            "ours_high": high,
-            "effect_if": f"{value:g} within our 95% interval",
-            "shown": bool(low <= value <= high),
-            "note": f"the largest over N, at N = {n}; {by_n}",
+            "ours": float(values.loc[n]),
+            "ours_low": cells.loc[n, low_col],
+            "ours_high": cells.loc[n, high_col],
+            "effect_if": f"{value:g} within our 95% interval"
+            + (" at the lowest N, so at every N" if id_ == "A13" else ""),
+            "rule": "value",
+            "reference": value,
+            "note": f"the {'largest' if id_ == 'A04' else 'lowest'} over N, at N = {n}; {by_n}{meals}",
         }
     if isinstance(number["value"], str):  # one number, at one N
         n, value = ns[0], float(number["value"])
-        low, high = cells.loc[n, low_col], cells.loc[n, high_col]
         return {
             "ours": float(values.iloc[0]),
-            "ours_low": low,
-            "ours_high": high,
+            "ours_low": cells.loc[n, low_col],
+            "ours_high": cells.loc[n, high_col],
             "effect_if": f"{value:g} within our 95% interval",
-            "shown": bool(low <= value <= high),
+            "rule": "value",
+            "reference": value,
             "note": by_n,
         }
     low, high = float(number["low"]), float(number["high"])  # a range over models or over N
+    # every cell must meet the range: ours is the cell whose interval lies farthest from it
+    gaps = {n: max(low - cells.loc[n, high_col], cells.loc[n, low_col] - high, 0.0) for n in ns}
+    n = max(ns, key=lambda k: gaps[k])
     return {
-        "ours": float(values.mean()),
-        "ours_low": float(values.min()),
-        "ours_high": float(values.max()),
-        "effect_if": f"every cell within the paper's range {low:g} to {high:g}",
-        "shown": bool(values.between(low, high).all()),
-        "note": f"ours: the mean over N, with the lowest and highest cell as its interval; {by_n}",
+        "ours": float(cells.loc[n, column]),
+        "ours_low": cells.loc[n, low_col],
+        "ours_high": cells.loc[n, high_col],
+        "effect_if": f"every cell's 95% interval meets the paper's range {low:g} to {high:g}",
+        "rule": "value",
+        "reference": low,
+        "reference_high": high,
+        "note": f"ours: the cell farthest from the paper's range, N = {n}; {by_n}",
     }

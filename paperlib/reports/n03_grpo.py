@@ -139,27 +139,64 @@ def behaviour_sentence(log: pd.DataFrame) -> str:
 
 def curve_claims_table(log: pd.DataFrame, source, profile: str, model: str) -> pd.DataFrame:
     """Notebook 03's run under the paper's reward in the claims schema: A14 (the training reward
-    peaks before the last step and declines after: a plateau at the peak is no decline) and A15 (several earlier steps beat the saved last one; ours:
-    at least two **[ours]**), as :func:`curve_sentence` reads them. Steps are ours, from 1."""
+    declines after its peak: the last step's episodes against those of the best earlier step,
+    rule ``lower``, Welch's t from the two steps' means and standard deviations) and A15 (several
+    earlier steps beat the saved last one; ours: at least two **[ours]**, an exact count, rule ``above``), as
+    :func:`curve_sentence` reads them. Steps are ours, from 1. Both are gated on the run not
+    sitting at the paper reward's degenerate maximum (``claims.NOT_DEGENERATE``: the share of
+    its steps with a mean reward of 1.0 and no meal): a curve that has stopped acting says
+    nothing about what training did to coordination."""
+    from scipy.stats import ttest_ind_from_stats
+
+    from paperlib.claims import DEGENERATE_REWARD, NOT_DEGENERATE
+
     c = curve(log)
+    run = log.sort_values("step").set_index("step")
+    std = run[f"{REWARDS[run['reward'].iloc[0]]}_std"]
+    last = c["last_step"]
+    earlier = run["train_reward"].drop(last)
+    peak = int(earlier.idxmax()) if len(earlier) else last  # the best step before the last
+    p = math.nan
+    if peak != last and (std[peak] > 0 or std[last] > 0):
+        p = float(
+            ttest_ind_from_stats(
+                c["last"],
+                std[last],
+                run["episodes"][last],
+                run["train_reward"][peak],
+                std[peak],
+                run["episodes"][peak],
+                equal_var=False,
+            ).pvalue
+        )
+    degenerate = float(((run["train_reward"] >= DEGENERATE_REWARD) & (run["meals"] == 0)).mean())
+    gate = NOT_DEGENERATE.check(degenerate, "share of steps at 1.0 with no meal")
     claims = pd.DataFrame(
         [
             {
                 "reported": "A14",
-                "what": "step of the highest training reward (ours counted from 1; the paper's from 0)",
+                "what": "training reward of the last step minus the highest of the earlier steps",
                 "model": model,
-                "ours": c["peak_step"],
-                "effect_if": "a peak before the last step, above it (a decline)",
-                "shown": c["peak_step"] < c["last_step"] and c["peak"] > c["last"],
-                "note": f"peak {c['peak']:.3f}, last step {c['last_step']} {c['last']:.3f}",
+                "ours": c["last"] - run["train_reward"][peak],
+                "effect_if": "below 0: a decline after the peak (Welch, the two steps' episodes)",
+                "rule": "lower",
+                "test": f"welch, {int(run['episodes'][last])} and {int(run['episodes'][peak])} episodes"
+                if p == p
+                else "",
+                "p": p,
+                "gate": gate,
+                "note": f"the highest earlier step {peak} (counted from 1) {run['train_reward'][peak]:.3f}, "
+                f"last step {last} {c['last']:.3f}",
             },
             {
                 "reported": "A15",
                 "what": "earlier steps with a higher training reward than the saved last step",
                 "model": model,
                 "ours": len(c["earlier_better"]),
-                "effect_if": "at least 2 (the paper: several)",
-                "shown": len(c["earlier_better"]) >= 2,
+                "effect_if": "at least 2 (the paper: several), an exact count",
+                "rule": "above",
+                "reference": 1.5,
+                "gate": gate,
                 "note": "steps " + (", ".join(map(str, c["earlier_better"])) or "none"),
             },
         ]

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from paperlib.claims import claims_table, source_name
+from paperlib.claims import claims_table, reported_numbers, source_name
 from paperlib.philosophers.training import compare_by_n
 from paperlib.reports.before_after import hedges, learned, verdict, which_test
 from paperlib.stats import ALPHA
@@ -114,47 +114,92 @@ def null_result_sentence(
 def null_result_claims_table(
     table: pd.DataFrame, source, profile: str, model: str, selection: str = "last", episodes: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Notebook 04's table in the claims schema, for the paper's selection rule: Welch's p at
-    N = 5 (A09), Hedges' g at N = 5 (A10: its interval covers 0) and p at N = 10 and 15 (A11,
-    A12); the paper's effect is the null result, no significant difference. With ``episodes``
-    (the table's), each p's note gives both sides' meals per episode, so a reward reached
-    without eating is visible beside the verdict."""
+    """Notebook 04's table in the claims schema, for the paper's selection rule. Paper A's
+    effect is a null result: at N = 5 (A09), 10 (A11) and 15 (A12) the adapter's mean reward
+    against the base model's is a claim of no effect (rule ``no effect``: supported only by the
+    equivalence test at ``claims.NULL_MARGIN_D``), tested paired on the evaluation seeds both
+    played (the paired t-test; an adapter trained with several seeds, ``train_seed``, pooled
+    per evaluation seed); Hedges' g at N = 5 (A10) is the paper's single number (-0.11) against
+    our g's interval, and no g is given where a side's rewards do not vary.
+
+    ``episodes`` (the table's, by ``selection``, ``n`` and ``seed``) are what the paired tests
+    and the gates read; without them (an older caller) the table's unpaired p stands, ungated.
+    Gates, each on both sides: the share of turns with a call of the model's own
+    (``claims.OWN_DECISIONS``; no call is no action) and the share of episodes at the reward's
+    degenerate maximum (``claims.NOT_DEGENERATE``)."""
+    from paperlib.claims import effect
+    from paperlib.stats import no_variance, paired_sides
+
     rows = table[table["selection"] == selection].set_index("n")
-    meals = episodes.groupby(["selection", "n"])["meals_total"].mean() if episodes is not None else None
-    missing = {"ours": math.nan, "shown": pd.NA, "note": "not evaluated at this N on this profile"}
     claims = []
     for reported, n in (("A09", 5), ("A11", 10), ("A12", 15)):
         claim = {
             "reported": reported,
-            "what": f"Welch p, base vs GRPO ({selection} adapter), N = {n}",
+            "what": f"mean reward, GRPO ({selection} adapter) minus base, N = {n}",
             "model": model,
-            "effect_if": f"p >= {ALPHA} (no significant difference)",
-            **missing,
+            "ours": math.nan,
+            "effect_if": "no effect: equivalent within the margin (TOST, paired by evaluation seed)",
+            "rule": "no effect",
+            "note": "not evaluated at this N on this profile",
         }
-        if n in rows.index:
-            r = rows.loc[n]
+        if n in rows.index and episodes is not None:
+            cell = episodes[episodes["n"] == n]
+            adapter, base = paired_sides(cell, "selection", "reward", selection, "base", ["seed"])
+            tested = effect(adapter, base, paired=True, names=("adapter's rewards", "base model's rewards"))
             claim.update(
-                ours=r["p"],
-                shown=r["p"] >= ALPHA if r["p"] == r["p"] else pd.NA,
-                note=f"base {r['base_mean']:.3f}, adapter {r['mean']:.3f}, {int(r['episodes'])} episodes"
-                + (
-                    f"; meals per episode: base {meals[('base', n)]:.2f}, adapter {meals[(selection, n)]:.2f}"
-                    if meals is not None
-                    else ""
-                ),
+                {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")},
+                gate=_gates(cell, selection),
+                note=f"base {base.mean():.3f}, adapter {adapter.mean():.3f}; {tested['size']}; "
+                f"{_meals(cell, selection)}",
             )
+        elif n in rows.index:
+            r = rows.loc[n]
+            claim.update(ours=r["difference"], p=r["p"], test=r["test"], note="")
         claims.append(claim)
     claim = {
         "reported": "A10",
         "what": f"Hedges' g, GRPO ({selection} adapter) vs base, N = 5",
         "model": model,
-        "effect_if": "a 95% interval that covers 0",
-        **missing,
+        "ours": math.nan,
+        "effect_if": "the paper's g within our 95% interval",
+        "rule": "value",
+        "reference": float(reported_numbers().loc["A10", "value"]),
+        "note": "not evaluated at this N on this profile",
     }
     if 5 in rows.index:
         r = rows.loc[5]
-        claim.update(
-            ours=r["g"], ours_low=r["g_low"], ours_high=r["g_high"], shown=r["g_low"] <= 0 <= r["g_high"], note=""
-        )
+        claim.update(ours=r["g"], ours_low=r["g_low"], ours_high=r["g_high"], note="")
+        if episodes is not None:
+            cell = episodes[episodes["n"] == 5]
+            still = no_variance(
+                **{
+                    "adapter's rewards": cell.loc[cell["selection"] == selection, "reward"],
+                    "base model's rewards": cell.loc[cell["selection"] == "base", "reward"],
+                }
+            )
+            claim["gate"] = _gates(cell, selection)
+            if still:
+                claim.update(ours=math.nan, ours_low=math.nan, ours_high=math.nan)
+                claim["note"] = f"no standardised effect: the {still} do not vary"
     claims.append(claim)
     return claims_table(pd.DataFrame(claims).assign(source=source_name(source)), "04_grpo_null_result", profile)
+
+
+def _gates(cell: pd.DataFrame, selection: str) -> str:
+    """The failed gates of an adapter against the base model on one N's episodes, each side checked."""
+    from paperlib.claims import NOT_DEGENERATE, OWN_DECISIONS, degenerate_share, gated
+
+    checks = []
+    for side, label in (("base", "base model"), (selection, "adapter")):
+        rows = cell[cell["selection"] == side]
+        own = (rows["valid_call_rate"] * rows["decisions"]).sum() / rows["decisions"].sum() if len(rows) else math.nan
+        checks += [
+            OWN_DECISIONS.check(float(own), f"{label}'s turns with a call"),
+            NOT_DEGENERATE.check(degenerate_share(rows), f"{label}'s episodes at 1.0 with no meal"),
+        ]
+    return gated(*checks)
+
+
+def _meals(cell: pd.DataFrame, selection: str) -> str:
+    meals = cell.groupby("selection")["meals_total"].mean()
+    return f"meals per episode: base {meals.get('base', math.nan):.2f}, adapter {meals.get(selection, math.nan):.2f}"

@@ -56,31 +56,56 @@ def knowing_doing_claims_table(
     table: pd.DataFrame, matrices: dict[str, pd.DataFrame], source: str | os.PathLike, profile: str
 ) -> pd.DataFrame:
     """Notebook 13's runs (``experiments.knowing_doing_summary``) in the claims schema: per run, the share of
-    correct rationales (B16; the paper's effect: most of them) and the correct-and-greedy cell
-    of the matrix (B10; the paper's gap: with a correct rationale, greedy more often than
-    optimal), as :func:`knowing_doing_sentences` reads them. ``source``: the runs' store."""
+    correct rationales (B16; the paper's effect: most of them, rule ``above`` 50% on the Wilson
+    interval over steps) and the correct-and-greedy cell of the matrix (B10; the paper's gap:
+    with a correct rationale, greedy more often than optimal: rule ``higher`` on the difference
+    of the two cells, the exact binomial test of greedy against optimal among those steps), as
+    :func:`knowing_doing_sentences` reads them. Both are gated on the model having written what
+    they read (``claims.WROTE_MEASURED``: the share of steps with any UCB value) and chosen its
+    own arms (``claims.OWN_DECISIONS``: the share with a valid action). ``source``: the runs' store."""
+    from scipy.stats import binomtest
+
+    from paperlib.claims import OWN_DECISIONS, WROTE_MEASURED, gated
+    from paperlib.stats import wilson_ci
+
     rows = []
     for row in table.to_dict("records"):
         correct = matrices[row["run"]].loc["correct"]
         model = f"{row['run'].split('/')[1]} ({row['run'].split('/')[3]})"
+        steps = int(row["steps"])
+        gate = gated(
+            WROTE_MEASURED.check(row["wrote any UCB value"], "share of steps with a UCB value"),
+            OWN_DECISIONS.check(row["valid action"], "share of steps with a valid action"),
+        )
+        share, low, high = wilson_ci(round(row["correct rationale"] * steps), steps)
+        greedy, optimal = round(correct["greedy"] * steps / 100), round(correct["optimal"] * steps / 100)
+        p = binomtest(greedy, greedy + optimal).pvalue if greedy + optimal else float("nan")
         rows += [
             {
                 "reported": "B16",
                 "what": "share of steps with a correct rationale (%)",
                 "model": model,
-                "ours": 100 * row["correct rationale"],
-                "effect_if": "above 50%",
-                "shown": row["correct rationale"] > 0.5,
-                "note": f"wrote any UCB value in {row['wrote any UCB value']:.0%} of {row['steps']} steps",
+                "ours": 100 * share,
+                "ours_low": 100 * low,
+                "ours_high": 100 * high,
+                "effect_if": "above 50% (our Wilson interval wholly above)",
+                "rule": "above",
+                "reference": 50.0,
+                "gate": gate,
+                "note": f"{steps} steps",
             },
             {
                 "reported": "B10",
-                "what": "correct rationale and greedy action (% of steps)",
+                "what": "correct rationale and greedy action minus correct rationale and optimal action (% of steps)",
                 "model": model,
-                "ours": correct["greedy"],
-                "effect_if": "above the correct-and-optimal cell (the knowing-doing gap)",
-                "shown": correct["greedy"] > correct["optimal"],
-                "note": f"correct and optimal {correct['optimal']:.1f}%, correct and other {correct['other']:.1f}%",
+                "ours": correct["greedy"] - correct["optimal"],
+                "effect_if": "above 0: greedy more often than optimal with a correct rationale (the knowing-doing gap)",
+                "rule": "higher",
+                "test": f"binomial, {greedy + optimal} steps" if p == p else "",
+                "p": p,
+                "gate": gate,
+                "note": f"correct and greedy {correct['greedy']:.1f}%, optimal {correct['optimal']:.1f}%, "
+                f"other {correct['other']:.1f}%",
             },
         ]
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "13_knowing_doing_gap", profile)

@@ -13,7 +13,6 @@ from paperlib.bandits.training import METRICS, BanditSettings, before_after
 from paperlib.claims import claims_table, source_name
 from paperlib.reports import common
 from paperlib.reports.before_after import change, cot_verdict, lowered
-from paperlib.stats import ALPHA, welch
 
 # the training log's columns notebook 14 shows
 LOG_COLUMNS = [
@@ -194,62 +193,90 @@ def rlft_sentence(table: pd.DataFrame, reported: pd.DataFrame, settings: BanditS
 
 
 def rlft_claims_table(
-    table: pd.DataFrame, episodes: pd.DataFrame, source, profile: str, model: str, frequency: pd.DataFrame | None = None
+    table: pd.DataFrame,
+    episodes: pd.DataFrame,
+    source,
+    profile: str,
+    model: str,
+    frequency: pd.DataFrame | None = None,
+    frequency_results: dict[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Notebook 14's held-out results in the claims schema (``paperlib.claims``): the coverage gain
-    of RLFT (B17) and its regret change (B30) against the base model, and coverage with the
-    exploration bonus against without (B22/B23), each shown only when significant at ALPHA
-    (Welch) in the paper's direction **[ours]**; with ``frequency`` (the frequency-bias table
-    of base and ``RLFT``), the frequent share at 0-10 repetitions after RLFT (B19; shown when
-    below the base model's, a share of the cases with no test **[ours]**)."""
-    rows = table.set_index(["adapter", "metric"])
+    of RLFT (B17, rule ``higher``) and its regret change (B30, ``lower``) against the base model,
+    and coverage with the exploration bonus against without (B22/B23, ``higher``), each the
+    difference of means on the held-out instances both sides played, tested paired (paired t,
+    or Wilcoxon signed-rank; an adapter trained with several seeds, ``train_seed``, pooled per
+    instance) and gated on both sides choosing their own arms (``claims.OWN_DECISIONS``: the
+    share of steps with a valid action; an invalid one plays a random arm). With ``frequency``
+    (the frequency-bias table of base and ``RLFT``), the frequent share at 0-10 repetitions after
+    RLFT against the base model's (B18/B19, ``lower``), tested paired on the same cases (exact
+    McNemar) where ``frequency_results`` (the cases by label) are given, else untested."""
+    from paperlib.claims import OWN_DECISIONS, effect, gated
+    from paperlib.stats import mcnemar_p, paired_sides
+
     who = f"{model} (LoRA adapter, {profile})"
+    valid = episodes.assign(own=1 - episodes["invalid_steps"] / episodes["horizon"])
 
-    def gain(metric, label="RLFT"):
-        trained, base = rows.loc[(label, metric)], rows.loc[("base", metric)]
-        return trained["mean"] - base["mean"], trained["p"], trained["g"]
+    def compared(metric, label, control, names):
+        treated, base = paired_sides(episodes, "adapter", metric, label, control, ["seed"])
+        tested = effect(treated, base, paired=True, names=names)
+        own = valid.groupby("adapter")["own"].mean()
+        gate = gated(
+            *(
+                OWN_DECISIONS.check(float(own.get(side, float("nan"))), f"{side}'s own actions")
+                for side in (label, control)
+            )
+        )
+        fields = {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")}
+        return {**fields, "gate": gate}, f"{control} {base.mean():.3f}, {label} {treated.mean():.3f}; {tested['size']}"
 
-    coverage, coverage_p, coverage_g = gain("coverage")
-    regret, regret_p, regret_g = gain("regret")
-    plain = episodes[episodes["adapter"] == "RLFT"]["coverage"]
-    bonus = episodes[episodes["adapter"] == "RLFT + bonus"]["coverage"]
-    _, bonus_p = welch(bonus, plain)
-    with_bonus = rows.loc[("RLFT + bonus", "coverage")]
+    coverage, coverage_note = compared("coverage", "RLFT", "base", ("RLFT's coverages", "base model's coverages"))
+    regret, regret_note = compared("regret", "RLFT", "base", ("RLFT's regrets", "base model's regrets"))
+    bonus, bonus_note = compared(
+        "coverage", "RLFT + bonus", "RLFT", ("coverages with the bonus", "coverages without the bonus")
+    )
     claims = pd.DataFrame(
         [
             {
                 "reported": "B17",
                 "what": "coverage gain of RLFT over the base model (held-out, absolute)",
                 "model": who,
-                "ours": coverage,
-                "effect_if": "a significant gain (Welch p < 0.05)",
-                "shown": coverage > 0 and coverage_p < ALPHA,
-                "note": f"p = {coverage_p:.2g}, Hedges' g = {coverage_g:.2f}",
+                **coverage,
+                "effect_if": "a significant gain (paired by instance)",
+                "rule": "higher",
+                "note": coverage_note,
             },
             {
                 "reported": "B30",
                 "what": "change in final cumulative regret, RLFT against the base model (held-out)",
                 "model": who,
-                "ours": regret,
-                "effect_if": "a significant fall (Welch p < 0.05)",
-                "shown": regret < 0 and regret_p < ALPHA,
-                "note": f"p = {regret_p:.2g}, Hedges' g = {regret_g:.2f}",
+                **regret,
+                "effect_if": "a significant fall (paired by instance)",
+                "rule": "lower",
+                "note": regret_note,
             },
             {
                 "reported": "B22/B23",
-                "what": "coverage with the exploration bonus (held-out)",
+                "what": "coverage gain of the exploration bonus: RLFT with it minus RLFT without (held-out)",
                 "model": who,
-                "ours": with_bonus["mean"],
-                "ours_low": with_bonus["ci_low"],
-                "ours_high": with_bonus["ci_high"],
-                "effect_if": "significantly above RLFT without the bonus (Welch p < 0.05)",
-                "shown": with_bonus["mean"] > plain.mean() and bonus_p < ALPHA,
-                "note": f"without the bonus {plain.mean():.3f}; p = {bonus_p:.2g}",
+                **bonus,
+                "effect_if": "a significant gain (paired by instance)",
+                "rule": "higher",
+                "note": bonus_note,
             },
         ]
     )
     if frequency is not None:
         shares = frequency.set_index("model")["frequent, 0-10 repetitions"]
+        p, test = float("nan"), ""
+        if frequency_results is not None:
+            first = {
+                label: frequency_results[label].set_index(["seed", "history", "repetitions"])["strategy"] == "frequent"
+                for label in ("RLFT", "base")
+            }
+            window = first["base"].index.get_level_values("repetitions") < 10
+            after, before = first["RLFT"][window], first["base"].reindex(first["RLFT"][window].index)
+            p, test = mcnemar_p(after.to_numpy(), before.to_numpy()), f"mcnemar exact, {len(after)} cases"
         claims = pd.concat(
             [
                 claims,
@@ -257,13 +284,16 @@ def rlft_claims_table(
                     [
                         {
                             "reported": "B18/B19",
-                            "what": "share of predictions that are the most frequent action, 0-10 repetitions, "
-                            "after RLFT",
+                            "what": "share of predictions that are the most frequent action, 0-10 repetitions: "
+                            "after RLFT minus before",
                             "model": who,
-                            "ours": shares["RLFT"],
-                            "effect_if": "below the base model's",
-                            "shown": shares["RLFT"] < shares["base"],
-                            "note": f"base model {shares['base']:.3f}; no test",
+                            "ours": shares["RLFT"] - shares["base"],
+                            "effect_if": "a significant fall (paired by case)",
+                            "rule": "lower",
+                            "p": p,
+                            "test": test,
+                            "note": f"base model {shares['base']:.3f}, RLFT {shares['RLFT']:.3f}"
+                            + ("" if test else "; no test: the cases were not given"),
                         }
                     ]
                 ),

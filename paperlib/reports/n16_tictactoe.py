@@ -11,10 +11,9 @@ import pandas as pd
 from paperlib import plots
 from paperlib.claims import claims_table, reported_numbers, source_name
 from paperlib.reports.before_after import change, cot_verdict, lowered, raised
-from paperlib.stats import ALPHA, welch
 from paperlib.tictactoe.training import OPPONENTS, Cell, TicTacToeSettings
 
-# the training log's columns notebook 16 shows, and its claims table's
+# the training log's columns notebook 16 shows
 LOG_COLUMNS = [
     "run",
     "step",
@@ -35,7 +34,6 @@ LOG_COLUMNS = [
     "reference_seconds",
     "forward_backward_seconds",
 ]
-CLAIMS_COLUMNS = ["reported", "model", "paper_value", "ours", "ours_low", "ours_high", "effect_if", "verdict", "note"]
 
 
 def cost_sentences(log: pd.DataFrame) -> str:
@@ -168,57 +166,84 @@ def tictactoe_claims_table(
     table: pd.DataFrame, episodes: pd.DataFrame, run: str, settings: TicTacToeSettings, source, profile: str
 ) -> pd.DataFrame:
     """Notebook 16's held-out returns of ``run`` in the claims schema: the base model's return
-    against random and MCTS beside the paper's (B24, B26: its value within our 95% interval;
-    a different model, said in the note), RLFT's gain against each (B25, B27: significant at
-    ALPHA, Welch), and its return without the legal moves against with them (B28: significantly
-    lower) **[ours: the tests]**. ``episodes``: the held-out games, with ``run``."""
+    against random and MCTS beside the paper's (B24, B26: its value within our 95% interval,
+    a seeded bootstrap within [-1, 1]; a different model, said in the note), RLFT's gain against
+    each (B25, B27: rule ``higher``), and the adapter's return without the legal moves against
+    with them (B28: ``lower``) **[ours: the tests]**. The gains are differences of means on the
+    games both sides played (the same seeds), tested paired (paired t, or Wilcoxon signed-rank;
+    an adapter trained with several seeds, ``train_seed``, pooled per game seed). Every row is
+    gated on the moves being the model's (``claims.OWN_DECISIONS``: the share of its moves that
+    were valid; an invalid one is played by the random fallback), on each side it reads.
+    ``episodes``: the held-out games, with ``run``."""
+    from paperlib.claims import OWN_DECISIONS, effect, gated
+    from paperlib.stats import bootstrap_mean_ci, paired_sides
+
     paper = pd.to_numeric(reported_numbers()["value"], errors="coerce")
     who = f"{settings.model} (LoRA adapter, {'CoT' if settings.cot else 'no CoT'}, {profile})"
+    games = episodes[episodes["run"] == run]
+
+    def own(cell: str, adapter: str) -> str:
+        mine = games[(games["cell"] == cell) & (games["adapter"] == adapter)]
+        share = 1 - mine["invalid_moves"].sum() / mine["moves"].sum() if len(mine) else float("nan")
+        return OWN_DECISIONS.check(float(share), f"{'base model' if adapter == 'base' else adapter}'s valid moves")
+
+    def gain(cell_a, label_a, cell_b, label_b, names):
+        a = games[(games["cell"] == cell_a) & (games["adapter"] == label_a)].assign(side="a")
+        b = games[(games["cell"] == cell_b) & (games["adapter"] == label_b)].assign(side="b")
+        treated, control = paired_sides(pd.concat([a, b]), "side", "return", "a", "b", ["seed"])
+        tested = effect(treated, control, paired=True, names=names)
+        fields = {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")}
+        return {**fields, "gate": gated(own(cell_a, label_a), own(cell_b, label_b))}, treated, control, tested
+
     rows = []
     for opponent, before, after in (("random", "B24", "B25"), ("mcts", "B26", "B27")):
         cell = Cell(opponent).name(settings)
-        base, trained = _cell_row(table, run, cell, "base"), _cell_row(table, run, cell, "RLFT")
+        base = _cell_row(table, run, cell, "base")
+        returns = games[(games["cell"] == cell) & (games["adapter"] == "base")]["return"]
+        mean, low, high = bootstrap_mean_ci(returns)
+        fields, trained, control, tested = gain(
+            cell, "RLFT", cell, "base", ("adapter's returns", "base model's returns")
+        )
         rows += [
             {
                 "reported": before,
                 "what": f"mean return against {opponent}, base model (held-out)",
                 "model": settings.model,
-                "ours": base["mean"],
-                "ours_low": base["ci_low"],
-                "ours_high": base["ci_high"],
+                "ours": mean,
+                "ours_low": low,
+                "ours_high": high,
                 "effect_if": f"{paper[before]:g} within our 95% interval",
-                "shown": base["ci_low"] <= paper[before] <= base["ci_high"],
+                "rule": "value",
+                "reference": paper[before],
+                "gate": own(cell, "base"),
                 "note": f"paper: Gemma2 2B; ours: {settings.model}, {int(base['n'])} games",
             },
             {
                 "reported": after,
-                "what": f"mean return against {opponent} after RLFT (held-out)",
+                "what": f"gain in mean return against {opponent}, RLFT minus the base model (held-out)",
                 "model": who,
-                "ours": trained["mean"],
-                "ours_low": trained["ci_low"],
-                "ours_high": trained["ci_high"],
-                "effect_if": "significantly above the base model's (Welch p < 0.05)",
-                "shown": trained["difference"] > 0 and trained["p"] < ALPHA,
-                "note": f"base model {base['mean']:.3f}; p = {trained['p']:.2g}, Hedges' g = {trained['g']:.2f}",
+                **fields,
+                "effect_if": "a significant gain (paired by game seed)",
+                "rule": "higher",
+                "note": f"paper: {paper[before]:g} to {paper[after]:g}; ours: base model {control.mean():.3f}, "
+                f"RLFT {trained.mean():.3f}; {tested['size']}",
             },
         ]
-    with_legal = _cell_row(table, run, Cell("random").name(settings), "RLFT")
-    without = _cell_row(table, run, Cell("random", legal_in_prompt=False).name(settings), "RLFT")
-    games = episodes[(episodes["run"] == run) & (episodes["adapter"] == "RLFT")]
-    _, p = welch(
-        games.loc[games["cell"] == without["cell"], "return"], games.loc[games["cell"] == with_legal["cell"], "return"]
+    with_legal = Cell("random").name(settings)
+    without = Cell("random", legal_in_prompt=False).name(settings)
+    fields, trained, control, tested = gain(
+        without, "RLFT", with_legal, "RLFT", ("returns without the legal moves", "returns with them")
     )
     rows.append(
         {
             "reported": "B28",
-            "what": "mean return against random after RLFT, legal moves not in the prompt",
+            "what": "mean return against random after RLFT, legal moves not in the prompt minus in it",
             "model": who,
-            "ours": without["mean"],
-            "ours_low": without["ci_low"],
-            "ours_high": without["ci_high"],
-            "effect_if": "significantly below the adapter's return with them (Welch p < 0.05)",
-            "shown": without["mean"] < with_legal["mean"] and p < ALPHA,
-            "note": f"with the legal moves {with_legal['mean']:.3f}; p = {p:.2g}",
+            **fields,
+            "effect_if": "a significant fall (paired by game seed)",
+            "rule": "lower",
+            "note": f"paper: {paper['B28']:g} without against {paper['B25']:g} with; ours: without "
+            f"{trained.mean():.3f}, with {control.mean():.3f}; {tested['size']}",
         }
     )
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "16_tictactoe", profile)

@@ -1,13 +1,14 @@
 """Notebook 99 (the claims of both papers): what it says about the collected table
 (``claims.collect_claims``): which notebooks' claims it holds and how many reported numbers
-none addresses (:func:`contributors_sentence`), and per paper how many claims our run
-supports, contradicts or cannot test (:func:`paper_sentences`)."""
+none addresses (:func:`contributors_sentence`), per paper how many claims our run
+supports, contradicts, leaves inconclusive or cannot test (:func:`paper_sentences`), and every
+row of the table (:func:`show_every_claim`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from paperlib.claims import COLLECTOR, addressed, reported_numbers
+from paperlib.claims import COLLECTOR, SHOWN, addressed, reported_numbers, show_claims
 
 
 def contributors_sentence(table: pd.DataFrame) -> str:
@@ -30,7 +31,7 @@ def contributors_sentence(table: pd.DataFrame) -> str:
 
 def paper_sentences(table: pd.DataFrame) -> str:
     """A Markdown bullet per paper: how many of its reported numbers the claims address, and
-    how many claims our run supports, contradicts or cannot test."""
+    how many claims our run supports, contradicts, leaves inconclusive or cannot test."""
     reported = reported_numbers()
     table = table[table["notebook"] != COLLECTOR]
     lines = []
@@ -45,10 +46,17 @@ def paper_sentences(table: pd.DataFrame) -> str:
         lines.append(
             f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(addressed(rows))} of its "
             f"{len(numbers)} reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
-            f"{counts.get('contradicts', 0)} and cannot test {counts.get('cannot test', 0)}."
+            f"{counts.get('contradicts', 0)}, leaves {counts.get('inconclusive', 0)} inconclusive and cannot test "
+            f"{counts.get('cannot test', 0)}."
         )
     return "\n".join(lines)
 
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def show_every_claim(table: pd.DataFrame) -> None:
+    """Every row of the collected table, none cut off, with the verdict counts per outcome
+    (``claims.show_claims``), the paper and notebook of each row first."""
+    show_claims(table, ("paper", "notebook", *SHOWN))
