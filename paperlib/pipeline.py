@@ -36,6 +36,53 @@ LOCK = "notebooks.lock"  # under build/: held by the run of the notebooks in pro
 PROGRESS_EVERY = 10.0  # seconds between two console lines of one progress bar
 
 
+# Seconds each notebook takes on the `cpu` profile on a 2-core CPU (the machine the README's costs
+# were measured on), playing its rollouts afresh, and where the number comes from; a rebuild from
+# the data (--from-data) takes FROM_DATA_SECONDS per notebook. ./reproduce.sh prints their sum
+# before it starts, and the README's table of commands gives them per notebook.
+ESTIMATES = {
+    "01": (10, "measured: scripted policies only"),
+    "02": (1_447, "measured: three models, 30 episodes per cell (README)"),
+    "03": (8_400, "measured: two 16-step GRPO runs, 7,967 s in the training log, then the positive control"),
+    "04": (7_300, "estimated: 22,000 decisions (validation and evaluation) at the measured 3 per second"),
+    "06": (1_800, "estimated: 1,465 turns with a rationale each"),
+    "11": (578, "measured: the executed notebook's papermill duration"),
+    "12": (250, "estimated: the rest of the 41 minutes measured for 01, 02 and 11-13"),
+    "13": (200, "estimated: as 12"),
+    "14": (7_560, "measured: two RLFT runs, the harder control and the CoT ablation (README)"),
+    "15": (1_200, "estimated: 3,600 steps of seven mechanisms, self-consistency 16 samples a step"),
+    "16": (5_400, "measured: the tic-tac-toe run and its CoT ablation (README)"),
+    "90": (10, "measured: builds the release from the data"),
+    "99": (5, "measured: stacks the claims"),
+}
+FROM_DATA_SECONDS = 6  # measured: 3-4 s of papermill per notebook, and the kernel's start
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as a reader says it: 40 s, 24 min, 2 h 20 min."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def estimate(selected: list[Path], profile: str, generate: bool) -> str:
+    """One line saying what a run will do and how long it should take, printed before it starts."""
+    names = " ".join(p.name[:2] for p in selected)
+    if not generate:
+        total = FROM_DATA_SECONDS * len(selected)
+        return f"will rebuild {len(selected)} notebooks ({names}) from the data: about {duration(total)}"
+    if profile != "cpu":
+        size = "a few minutes in all" if profile == "smoke" else "not estimated (GPUs or an API gateway)"
+        return f"will run {len(selected)} notebooks ({names}), playing their rollouts: {size}"
+    parts = [f"{p.name[:2]} {duration(ESTIMATES.get(p.name[:2], (FROM_DATA_SECONDS, ''))[0])}" for p in selected]
+    total = sum(ESTIMATES.get(p.name[:2], (FROM_DATA_SECONDS, ""))[0] for p in selected)
+    return (
+        f"will run {len(selected)} notebooks, playing their rollouts afresh ({', '.join(parts)}): "
+        f"about {duration(total)} on a 2-core CPU (a run resumes where it stopped)"
+    )
+
+
 def notebooks(only: list[str] | None = None) -> list[Path]:
     """The numbered notebooks, in order; ``only`` keeps those whose number is listed."""
     found = sorted(paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
@@ -256,29 +303,61 @@ def update_manifest(
     return changed
 
 
-def write_index(notebooks_dir: str | os.PathLike, figures_dir: str | os.PathLike, index: str | os.PathLike) -> Path:
+def write_index(
+    notebooks_dir: str | os.PathLike,
+    figures_dir: str | os.PathLike,
+    index: str | os.PathLike,
+    claims: str | os.PathLike | None = None,
+) -> Path:
     """Write ``index``, an HTML page linking every executed notebook's HTML export in
-    ``notebooks_dir`` and every figure in ``figures_dir``, by links relative to the page."""
+    ``notebooks_dir`` (by its title), every figure in ``figures_dir`` with its caption
+    (``plots.CAPTIONS``) and the notebook that draws it, and ``claims`` (claims.csv) where it
+    exists, all by links relative to the page."""
+    import nbformat
+
+    from paperlib.plots import CAPTIONS
+
     index = Path(index)
 
     def link(path: Path) -> str:
         return html.escape(quote(Path(os.path.relpath(path, index.parent)).as_posix()))
 
-    notebook_items = [
-        f'<li><a href="{link(p)}">{html.escape(p.stem)}</a></li>' for p in sorted(Path(notebooks_dir).glob("*.html"))
-    ]
-    figure_items = [
-        f'<figure><a href="{link(p)}"><img src="{link(p)}" alt="{html.escape(p.stem)}" width="360"></a>'
-        f"<figcaption>{html.escape(p.name)}</figcaption></figure>"
-        for p in sorted(Path(figures_dir).glob("*.png"))
-    ]
+    pages = sorted(Path(notebooks_dir).glob("*.html"))
+    titles = {}
+    for page in pages:
+        executed = page.with_suffix(".ipynb")
+        try:
+            titles[page] = title(nbformat.read(executed, as_version=4)) if executed.exists() else page.stem
+        except Exception:  # an unreadable executed notebook: its file name will do
+            titles[page] = page.stem
+    by_number = {page.name[:2]: page for page in pages}
+    notebook_items = [f'<li><a href="{link(p)}">{html.escape(titles[p])}</a></li>' for p in pages]
+    figure_items = []
+    for figure in sorted(Path(figures_dir).glob("*.png")):
+        page = by_number.get(figure.name[:2])
+        source = f' From <a href="{link(page)}">{html.escape(titles[page])}</a>.' if page else ""
+        caption = html.escape(CAPTIONS.get(figure.stem, ""))
+        figure_items.append(
+            f'<figure><a href="{link(figure)}"><img src="{link(figure)}" alt="{html.escape(figure.stem)}" '
+            f'width="420"></a><figcaption><b>{html.escape(figure.name)}</b>. {caption}{source}</figcaption></figure>'
+        )
+    claims_line = (
+        f'<p>Every paper number beside ours, with its verdict: <a href="{link(Path(claims))}">'
+        f"{html.escape(Path(claims).name)}</a>.</p>"
+        if claims is not None and Path(claims).exists()
+        else ""
+    )
     index.parent.mkdir(parents=True, exist_ok=True)
     index.write_text(
         "\n".join(
             [
                 '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>paperlib: notebooks and figures</title>',
-                "<style>body{font-family:sans-serif;margin:2em}figure{display:inline-block;margin:0 1em 1em 0}</style>",
-                "</head><body>\n<h1>Executed notebooks</h1>\n<ul>",
+                "<style>body{font-family:sans-serif;margin:2em;max-width:90em}"
+                "figure{display:inline-block;vertical-align:top;width:420px;margin:0 1.5em 1.5em 0}"
+                "figcaption{font-size:0.85em}</style>",
+                "</head><body>\n<h1>Executed notebooks</h1>",
+                claims_line,
+                "<ul>",
                 *notebook_items,
                 "</ul>\n<h1>Figures</h1>",
                 *figure_items,
@@ -330,8 +409,10 @@ def run(profile: str, only: list[str] | None = None, generate: bool = True) -> i
     )
     failed = []
     with one_run_at_a_time(paths.BUILD / LOCK):
+        selected = notebooks(only)
+        print(f"[{profile}] {estimate(selected, profile, generate)}", flush=True)
         try:
-            for notebook in notebooks(only):
+            for notebook in selected:
                 started = time.monotonic()
                 before = snapshot(data_dir)
                 print(f"[{profile}] {notebook.name} {how} ...", flush=True)
@@ -355,7 +436,9 @@ def run(profile: str, only: list[str] | None = None, generate: bool = True) -> i
                     flush=True,
                 )
         finally:
-            index = write_index(paths.EXECUTED_NOTEBOOKS, figures_dir, paths.BUILD / "index.html")
+            index = write_index(
+                paths.EXECUTED_NOTEBOOKS, figures_dir, paths.BUILD / "index.html", claims=data_dir / "claims.csv"
+            )
             print(f"[{profile}] every executed notebook and figure: {paths.relative(index)}", flush=True)
     if failed:
         print(

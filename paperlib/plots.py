@@ -24,6 +24,45 @@ PAPER = "paper"
 SEED = 0  # every bootstrap interval is drawn with it: the same data gives the same figure
 
 
+# What each figure shows, in a sentence a reader can take without the code: build/index.html
+# prints it under the figure, beside the notebook that draws it.
+CAPTIONS = {
+    "01_reward_vs_meals": "Paper A's reward and the shaped reward against the meals eaten, per scripted "
+    "episode: doing nothing scores the maximum 1.0 under the paper's reward, with no meal.",
+    "02_coordination_gap": "Paper A's Fig. 1 rebuilt: mean reward, deadlock rate and meals against the number "
+    "of philosophers, for each model in free and constrained decisions and the scripted baselines, "
+    "with the paper's reported numbers beside ours.",
+    "02_no_call_reward": "Each free-mode episode's reward against its share of steps with no parseable tool "
+    "call: the paper's DeepSeek case (no call, reward 1.0) reproduced by models that never act.",
+    "03_grpo_training": "GRPO training curves per run: the training reward with its peak and saved step beside "
+    "the paper's, each reward component, and the valid-call and invalid-action rates.",
+    "04_null_result": "The base model against the adapter each selection rule keeps, every evaluation episode "
+    "with its mean and 95% interval; episodes with no meal (the reward's degenerate maximum) in grey.",
+    "06_knowing_doing_table": "Paper B's knowing-doing lens on paper A's table: whether each turn's stated "
+    "reasoning and its action agree, per model and N.",
+    "11_coverage": "Paper B's Fig. 3a/b: the share of arms tried by each step, per agent, with the paper's "
+    "numbers as dashed lines.",
+    "11_coverage_vs_regret": "Paper B's Fig. 3c: coverage after the last step against cumulative regret, one "
+    "point per run.",
+    "11_regret": "Paper B's Fig. 16: cumulative regret by step, per agent.",
+    "11_noise_levels": "Paper B's Fig. 19: cumulative regret by step at each reward-noise level.",
+    "11_free_vs_constrained": "Coverage and the share of valid actions per LLM configuration, free decisions "
+    "beside constrained ones.",
+    "12_frequency_bias": "Paper B's Fig. 4: the entropy of the action distribution against repetitions of the "
+    "last action (uniform over 10 arms is ln 10), and which strategy the action follows, per model.",
+    "13_knowing_doing": "Paper B's Fig. 5: knowing-doing matrices, the rationale (correct or not) against the "
+    "action (optimal, greedy or other), in % of steps, beside the paper's.",
+    "14_rlft_training": "RLFT on the bandits, per update: invalid-action rate, regret, coverage and KL to the "
+    "base model, with and without the exploration bonus.",
+    "14_rlft_held_out": "Paper B's Fig. 6 and 7 on held-out instances: regret and coverage of the base model, "
+    "each adapter and the reference agents, with 95% intervals at the last step.",
+    "15_exploration_mechanisms": "Paper B's Fig. 8: final coverage and regret per exploration mechanism at "
+    "decision time, with UCB and random as references.",
+    "16_tictactoe": "Paper B's Fig. 9: tic-tac-toe RLFT training, held-out returns against each opponent beside "
+    "the paper's, and the return per thinking budget; hollow points are random play.",
+}
+
+
 def set_style() -> None:
     sns.set_theme(context="paper", style="whitegrid", palette="colorblind", font_scale=1.1)
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "savefig.bbox": "tight"})

@@ -379,6 +379,29 @@ def build_release(
     return out_dir
 
 
+def release_summary(release: str | os.PathLike, loaded: dict) -> pd.DataFrame:
+    """One row per config of the built ``release`` folder (``loaded``: config name -> the dataset
+    ``datasets.load_dataset`` gave back): its rows and columns, what a row is, the notebook that
+    wrote it and the size of its parquet file. What notebook 90 shows instead of the card."""
+    import pandas as pd
+
+    release = Path(release)
+    by_name = {config.name: config for config in CONFIGS}
+    return pd.DataFrame(
+        [
+            {
+                "config": name,
+                "rows": data.num_rows,
+                "columns": data.num_columns,
+                "what a row is": by_name[name].description,
+                "notebook": by_name[name].notebook or "typed in from the papers",
+                "parquet (MB)": round((release / name / _SPLIT_FILE).stat().st_size / 1e6, 2),
+            }
+            for name, data in loaded.items()
+        ]
+    )
+
+
 def _check_replaceable(out_dir: Path) -> None:
     from paperlib.data import OutputError
 

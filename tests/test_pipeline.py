@@ -1,5 +1,6 @@
 """The notebook pipeline: printed paths, the generate switch, the manifest, the index page, reproduce.sh."""
 
+import html
 import json
 import os
 import shutil
@@ -43,19 +44,28 @@ def test_index_links_every_executed_notebook_and_figure_relatively(tmp_path):
     ):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x")
-    (build / "notebooks" / "01_environment_and_reward.ipynb").write_text("{}")  # not linked: only the HTML
+    node = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 01 · The environment and its reward")])
+    nbformat.write(node, build / "notebooks" / "01_environment_and_reward.ipynb")  # not linked: only the HTML
+    claims = tmp_path / "data" / "claims.csv"
+    claims.parent.mkdir()
+    claims.write_text("claim\n")
 
-    index = pipeline.write_index(build / "notebooks", figures, build / "index.html")
+    index = pipeline.write_index(build / "notebooks", figures, build / "index.html", claims=claims)
 
     page = index.read_text()
     hrefs = [part.split('"', 1)[0] for part in page.split('href="')[1:]]
     assert hrefs == [
+        "../data/claims.csv",
         "notebooks/01_environment_and_reward.html",
         "notebooks/11_bandit%20greediness.html",
-        "../figures/01_reward_vs_meals.png",
+        "../figures/01_reward_vs_meals.png",  # the figure, its caption and the notebook that draws it
+        "notebooks/01_environment_and_reward.html",
         "../figures/11_coverage.png",
+        "notebooks/11_bandit%20greediness.html",
     ]
     assert all((index.parent / href.replace("%20", " ")).exists() for href in hrefs)
+    assert ">01 · The environment and its reward</a>" in page  # a notebook by its title
+    assert all(html.escape(plots.CAPTIONS[name])[:40] in page for name in ("01_reward_vs_meals", "11_coverage"))
     assert str(tmp_path) not in page
 
 
@@ -324,3 +334,16 @@ def test_a_notebook_shows_each_figure_it_writes_below_its_cell(tmp_path):
         written
     )
     assert all(not cell.get("outputs") for cell in nbformat.read(notebook, as_version=4).cells)  # committed: none
+
+
+def test_a_run_says_what_it_will_run_and_how_long_before_it_starts():
+    selected = pipeline.notebooks(["02", "14"])
+    line = pipeline.estimate(selected, "cpu", generate=True)
+    assert line.startswith("will run 2 notebooks, playing their rollouts afresh (02 24 min, 14 2 h 06 min)")
+    assert "about 2 h 30 min on a 2-core CPU" in line
+    assert pipeline.estimate(selected, "cpu", generate=False).startswith("will rebuild 2 notebooks (02 14)")
+    assert set(pipeline.ESTIMATES) == {p.name[:2] for p in pipeline.notebooks()}  # every notebook has its time
+    readme = (ROOT / "README.md").read_text()
+    for number, (seconds, source) in pipeline.ESTIMATES.items():  # the README's table gives the same times
+        (row,) = [line for line in readme.splitlines() if line.startswith(f"| `{number}_")]
+        assert row.endswith(f" {pipeline.duration(seconds)}{'' if source.startswith('measured') else ' (est.)'} |")
