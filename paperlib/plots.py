@@ -165,11 +165,56 @@ def _paper_line(ax, value, label, color="0.35"):
     )
 
 
+BASELINE_STYLE = {  # paper B's reference agents: greys and browns, each its own dash
+    "random": ("0.6", (1, 1.5)),
+    "greedy": ("#8c564b", (5, 2)),
+    "epsilon_greedy": ("#b8860b", (3, 1, 1, 1)),
+    "ucb": ("0.1", (6, 2)),
+    "thompson": ("0.4", (2, 2)),
+}
+
+
+def _bandit_model(label: str) -> str:
+    """The model in a bandit run's label ("gemma3-270m no CoT (free)" -> "gemma3-270m")."""
+    return label.split(" (")[0].removesuffix(" no CoT").removesuffix(" CoT").strip()
+
+
+def _bandit_styles(order) -> tuple[dict, dict]:
+    """(colour, dashes) per label: a reference agent its grey or brown and dash; an LLM run its
+    model's colour (the same model the same colour in every panel and figure), solid with CoT and
+    dashed without."""
+    models = list(dict.fromkeys(_bandit_model(label) for label in order if label not in BASELINE_STYLE))
+    model_colors = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    colors, dashes = {}, {}
+    for label in order:
+        if label in BASELINE_STYLE:
+            colors[label], dashes[label] = BASELINE_STYLE[label]
+        else:
+            colors[label] = model_colors[_bandit_model(label)]
+            dashes[label] = (4, 1.5) if " no CoT" in label else ""
+    return colors, dashes
+
+
 def _lines(ax, data, y, order):
-    """One line per ``label`` of ``data`` (mean over instances at every step), coloured and
-    dashed after its place in ``order``, so a label looks the same in every panel."""
+    """One line per ``label`` of ``data`` (mean over instances at every step, with its 95%
+    bootstrap band), styled after ``_bandit_styles``, so a label looks the same in every panel."""
+    colors, dashes = _bandit_styles(order)
+    present = [label for label in order if label in set(data["label"])]
     sns.lineplot(
-        data=data, x="turn", y=y, hue="label", style="label", hue_order=order, style_order=order, errorbar=None, ax=ax
+        data=data,
+        x="turn",
+        y=y,
+        hue="label",
+        style="label",
+        hue_order=present,
+        style_order=present,
+        palette={label: colors[label] for label in present},
+        dashes={label: dashes[label] for label in present},
+        errorbar=("ci", 95),
+        n_boot=200,
+        seed=SEED,
+        err_kws={"alpha": 0.12},
+        ax=ax,
     )
 
 
@@ -202,11 +247,47 @@ def bandit_coverage(steps, reported, arms=(10, 20), value="coverage", ylabel="ac
 
 
 def coverage_vs_regret(summary):
-    """Fig. 3c: final coverage against final regret, one point per run (mean over instances)."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    sns.scatterplot(data=summary, x="coverage", y="regret", hue="label", style="arms", s=60, ax=ax)
-    ax.set(xlabel="action coverage after the last step", ylabel="cumulative regret")
-    ax.legend(bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=7)
+    """Fig. 3c: final coverage against final regret, one point per run (mean over instances), in
+    the run's colour from ``_bandit_styles``, the number of arms by marker."""
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    order = list(dict.fromkeys(summary["label"]))
+    colors, _ = _bandit_styles(order)
+    markers = dict(zip(sorted(summary["arms"].unique()), "os^DP"))
+    for row in summary.itertuples():
+        hollow = "no CoT" in row.label
+        ax.scatter(
+            row.coverage,
+            row.regret,
+            marker=markers[row.arms],
+            s=60,
+            facecolors="white" if hollow else [colors[row.label]],
+            edgecolors=[colors[row.label]],
+            linewidths=1.5,
+            zorder=3,
+        )
+    ax.set(xlabel="action coverage after the last step", ylabel="cumulative regret after the last step")
+    handles = [
+        Line2D(
+            [],
+            [],
+            marker="o",
+            ls="none",
+            color=colors[label],
+            mfc="white" if "no CoT" in label else colors[label],
+            mew=1.5,
+            label=label,
+        )
+        for label in order
+    ]
+    handles += [Line2D([], [], marker=m, ls="none", color="0.4", label=f"{arms} arms") for arms, m in markers.items()]
+    ax.legend(
+        handles=handles,
+        bbox_to_anchor=(1.02, 1),
+        loc="upper left",
+        fontsize=7,
+        title="agent (hollow: no CoT); arms",
+        title_fontsize=7,
+    )
     return fig
 
 
@@ -287,12 +368,23 @@ def frequency_bias(results, reported, arms: int = 10):
     return fig
 
 
-def knowing_doing_matrices(matrices):
-    """Fig. 5: 2 x 3 knowing-doing matrices (% of all steps) side by side, ``matrices`` by title."""
-    fig, axes = plt.subplots(1, len(matrices), figsize=(4.2 * len(matrices), 3.3), squeeze=False)
+def knowing_doing_matrices(matrices, notes=None):
+    """Fig. 5: 2 x 3 knowing-doing matrices (% of all steps) side by side, ``matrices`` by title;
+    ``notes`` (title -> text) is printed under a panel, e.g. where almost no rationale was written,
+    so that its "wrong" row is mostly missing rationales rather than wrong ones."""
+    notes = notes or {}
+    fig, axes = plt.subplots(1, len(matrices), figsize=(4.4 * len(matrices), 3.6), squeeze=False)
     for ax, (title, matrix) in zip(axes[0], matrices.items()):
-        sns.heatmap(matrix.astype(float), annot=True, fmt=".1f", vmin=0, vmax=100, cmap="Blues", cbar=False, ax=ax)
-        ax.set(title=title, xlabel="action", ylabel="rationale")
+        shown = matrix.astype(float)
+        shown.columns = [str(c).replace("_or_", " or ").replace("_not_", ", not ").replace("_", " ") for c in shown]
+        sns.heatmap(shown, annot=True, fmt=".1f", vmin=0, vmax=100, cmap="Blues", cbar=False, ax=ax)
+        ax.set(title=title, xlabel="action (% of all steps)", ylabel="rationale")
+        ax.tick_params(axis="x", rotation=0, labelsize=8)
+        ax.tick_params(axis="y", rotation=0)
+        if title in notes:
+            ax.annotate(
+                notes[title], (0.5, -0.32), xycoords="axes fraction", ha="center", va="top", fontsize=8, color="#8b0000"
+            )
     fig.tight_layout()
     return fig
 
@@ -489,11 +581,16 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
         ax.plot(peak["step"], peak["train_reward"], "^", color="C3", ms=9, label=f"peak (step {int(peak['step'])})")
         last = run.iloc[-1]
         ax.plot(last["step"], last["train_reward"], "s", color="C2", ms=8, label=f"saved (step {int(last['step'])})")
-        for step, text in ((paper_peak, "paper's peak"), (paper_saved, "paper's saved step")):
+        idle = run[run["valid_share_mean"] < 0.05]["step"]  # steps with almost no valid action
+        for step in idle:
+            ax.axvspan(step - 0.5, step + 0.5, color="0.85", zorder=0, lw=0)
+        if len(idle):
+            ax.axvspan(0, 0, color="0.85", label="under 5% valid actions: reward for doing nothing")
+        for step, text in ((paper_peak, "paper A's peak"), (paper_saved, "paper A's saved step")):
             if step is not None:
                 ax.axvline(step, color="0.5", ls=":", lw=1)
                 ax.annotate(
-                    f"{PAPER}: {text}",
+                    f"{text} ({step})",
                     (step, 1.0),
                     xycoords=("data", "axes fraction"),
                     rotation=90,
@@ -504,26 +601,41 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
                     color="0.4",
                 )
         ax.set(title=f"{label}: training reward ({reward})", xlabel="step", ylabel="mean episode reward")
-        ax.legend(fontsize=7)
+        ax.set_xlim(0.5, max(run["step"].max(), paper_saved or 0) + 0.5)
+        ax.legend(fontsize=7, loc="lower right")
         components = run.melt(
             id_vars="step",
             value_vars=["r_nd_mean", "r_thru_mean", "r_fair_mean", "r_idle_mean"],
             var_name="component",
             value_name="mean",
         )
-        components["component"] = components["component"].str.removesuffix("_mean")
+        components["component"] = components["component"].map(
+            {
+                "r_nd_mean": "no deadlock (r_nd)",
+                "r_thru_mean": "throughput (r_thru)",
+                "r_fair_mean": "unfairness (r_fair)",
+                "r_idle_mean": "idleness (r_idle)",
+            }
+        )
         sns.lineplot(data=components, x="step", y="mean", hue="component", marker="o", ms=3, ax=row[1])
-        row[1].set(title=f"{label}: reward components", xlabel="step", ylabel="mean over the step's episodes")
-        row[1].legend(fontsize=7)
+        row[1].set(title=f"{label}: reward terms", xlabel="step", ylabel="mean over the step's episodes")
+        row[1].legend(fontsize=7, loc="center right")
         rates = run.melt(
             id_vars="step",
             value_vars=["valid_call_rate", "invalid_action_rate", "valid_share_mean"],
             var_name="rate",
             value_name="value",
         )
+        rates["rate"] = rates["rate"].map(
+            {
+                "valid_call_rate": "of the decisions, a parseable tool call",
+                "invalid_action_rate": "of the calls, an action the rules refuse",
+                "valid_share_mean": "of the decisions, a valid action",
+            }
+        )
         sns.lineplot(data=rates, x="step", y="value", hue="rate", marker="o", ms=3, ax=row[2])
         row[2].set(title=f"{label}: calls and actions", xlabel="step", ylabel="share", ylim=(-0.02, 1.02))
-        row[2].legend(fontsize=7)
+        row[2].legend(fontsize=7, loc="center right")
     fig.tight_layout()
     return fig
 
@@ -632,45 +744,93 @@ def reward_by_selection(episodes, column="reward", order=None, reported=None):
     return fig
 
 
+RLFT_COLORS = {  # the same run in the same colour in notebook 14's two figures
+    "base": sns.color_palette("colorblind")[0],
+    "RLFT": sns.color_palette("colorblind")[1],
+    "RLFT + bonus": sns.color_palette("colorblind")[2],
+    "ucb": "0.1",
+    "random": "0.55",
+}
+
+
 def rlft_training(log):
     """Per update of each RLFT run (``log``'s ``run`` column): the invalid-action rate, regret,
     coverage and KL to the base model on the update's training instances."""
     panels = (
-        ("invalid_rate", "invalid-action rate"),
-        ("regret", "final cumulative regret"),
-        ("coverage", "final coverage"),
-        ("kl", "KL to the base model (per token)"),
+        ("invalid_rate", "invalid-action rate", "share of steps with no valid action"),
+        ("regret", "final cumulative regret", "cumulative regret after the last step"),
+        ("coverage", "final coverage", "share of arms tried by the last step"),
+        ("kl", "KL to the base model", "KL divergence per token (nats)"),
     )
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.4))
-    for ax, (column, title) in zip(axes, panels):
-        sns.lineplot(data=log, x="step", y=column, hue="run", marker="o", ms=3, ax=ax)
-        ax.set(title=title, xlabel="update", ylabel=column)
-        ax.legend(fontsize=7)
+    runs = list(dict.fromkeys(log["run"]))
+    palette = {run: RLFT_COLORS.get(run, sns.color_palette("colorblind")[3 + i % 6]) for i, run in enumerate(runs)}
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.5))
+    for ax, (column, title, ylabel) in zip(axes, panels):
+        sns.lineplot(data=log, x="step", y=column, hue="run", palette=palette, marker="o", ms=3, ax=ax)
+        ax.set(title=title + " (training instances)", xlabel="update", ylabel=ylabel)
+        ax.legend(title="run", fontsize=7, title_fontsize=7)
     fig.tight_layout()
     return fig
 
 
-def rlft_held_out(steps, table):
-    """Fig. 6 and 7 on held-out instances: mean cumulative regret and coverage per step, one line
-    per adapter or reference agent; and each metric's mean with its 95% interval per adapter."""
-    fig, axes = plt.subplots(2, 3, figsize=(15, 7.2))
+def rlft_held_out(steps, table, reported=None):
+    """Fig. 6 and 7 on held-out instances: mean cumulative regret and coverage per step (95%
+    bootstrap band over instances), one line per adapter or reference agent; and each metric's
+    mean with its 95% interval per adapter. ``reported`` (data/paper_reported.csv) adds paper B's
+    Gemma2 2B coverage without and with the exploration bonus (B22, B23) as crosses."""
+    import pandas as pd
+
+    fig, axes = plt.subplots(2, 3, figsize=(15, 7.4))
     order = list(dict.fromkeys(steps["adapter"]))
+    palette = {a: RLFT_COLORS.get(a, sns.color_palette("colorblind")[3 + i % 6]) for i, a in enumerate(order)}
+    words = {
+        "regret": "cumulative regret",
+        "coverage": "share of arms tried (coverage)",
+        "invalid_share": "share of steps with no valid action",
+    }
     for ax, column in zip(axes[0][:2], ("regret", "coverage")):
-        _lines(ax, steps.rename(columns={"adapter": "label"}), column, order)
-        ax.set(title=f"held-out {column}", xlabel="step", ylabel=column)
-    _legend_right(axes[0][:2])
-    axes[0][2].axis("off")
-    for ax, metric in zip(axes[1], ("regret", "coverage", "invalid_share")):
-        cells = table[table["metric"] == metric]
-        ax.errorbar(
-            cells["adapter"],
-            cells["mean"],
-            yerr=[cells["mean"] - cells["ci_low"], cells["ci_high"] - cells["mean"]],
-            fmt="o",
-            capsize=4,
+        sns.lineplot(
+            data=steps,
+            x="turn",
+            y=column,
+            hue="adapter",
+            style="adapter",
+            hue_order=order,
+            style_order=order,
+            palette=palette,
+            errorbar=("ci", 95),
+            seed=SEED,
+            n_boot=200,
+            ax=ax,
         )
-        ax.set(title=f"{metric} at the last step (95% CI)", xlabel="", ylabel=metric)
-        ax.tick_params(axis="x", rotation=25)
+        ax.set(title=f"held-out {column} by step (95% CI band)", xlabel="step", ylabel=words[column])
+    handles, names = axes[0][0].get_legend_handles_labels()
+    for ax in axes[0][:2]:
+        ax.get_legend().remove()
+    axes[0][2].axis("off")
+    paper = {}
+    if reported is not None:
+        values = pd.to_numeric(reported.set_index("id")["value"], errors="coerce")
+        paper = {"RLFT": values.get("B22"), "RLFT + bonus": values.get("B23")}
+    for ax, metric in zip(axes[1], ("regret", "coverage", "invalid_share")):
+        cells = table[table["metric"] == metric].set_index("adapter").reindex(order).dropna(subset=["mean"])
+        for x, (adapter, row) in enumerate(cells.iterrows()):
+            ax.errorbar(
+                x,
+                row["mean"],
+                yerr=[[row["mean"] - row["ci_low"]], [row["ci_high"] - row["mean"]]],
+                fmt="o",
+                capsize=4,
+                color=palette[adapter],
+            )
+            if metric == "coverage" and pd.notna(paper.get(adapter)):
+                crosses = ax.plot(x + 0.25, paper[adapter], "X", color="#8b0000", mfc="none", mew=1.5, ms=8)[0]
+        ax.set_xticks(range(len(cells)), cells.index, rotation=25)
+        ax.set(title=f"{metric.replace('_', ' ')} at the last step (95% CI)", xlabel="", ylabel=words[metric])
+    if any(pd.notna(v) for v in paper.values()):
+        handles.append(crosses)
+        names.append("paper B, Gemma2 2B: coverage without\nand with the exploration bonus (B22, B23)")
+    axes[0][2].legend(handles, names, loc="upper left", fontsize=8, title="held-out play of", title_fontsize=8)
     fig.tight_layout()
     return fig
 
