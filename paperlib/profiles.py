@@ -103,6 +103,12 @@ class Profile:
     bandit_noises: tuple[str, ...] = ("low", "medium", "high")
     bandit_decisions: tuple[str, ...] = ("free", "constrained")  # constrained is ours
     bandit_figure_decision: str = "free"  # the paper's rule
+    # models that play notebooks 11 and 13 in free mode only (the paper's protocol), whatever the
+    # figure's mode: their figures, claims and matrices are of free runs, and they play no constrained one
+    bandit_free_only: tuple[str, ...] = ()
+    # per model, the sizes of notebooks 11 and 13 that differ from this profile's for it, by knob name
+    # (bandit_llm_instances, bandit_cot_tokens, kd_instances, kd_horizon, kd_tokens); see bandit_size
+    bandit_model_sizes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     bandit_main_cot: tuple[bool, ...] = (False, True)
     bandit_compare_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b", "gemma2-27b")  # also in the other decisions
     bandit_compare_cot: tuple[bool, ...] = (False, True)
@@ -139,6 +145,11 @@ class Profile:
     ttt_no_cot_micro_batch: int = 16  # and its decisions per forward and backward pass (0: all) [ours: memory]
     ttt_games: int = 100  # held-out games per adapter and cell [ours: the paper does not say]
     ttt_budgets: tuple[int, ...] = (16, 64, 256, 512)  # thinking budgets with CoT at evaluation (the paper's Fig. 9c)
+
+    def bandit_size(self, model: str, knob: str) -> int:
+        """``knob`` (a size of notebooks 11 and 13, e.g. ``kd_tokens``) for ``model``: its entry in
+        :attr:`bandit_model_sizes`, else the profile's own value."""
+        return self.bandit_model_sizes.get(model, {}).get(knob, getattr(self, knob))
 
     def backend_options(self, backend: str, model: str) -> dict:
         """What ``paperlib.backends.make_backend`` takes for ``model`` on ``backend`` beyond the
@@ -237,23 +248,44 @@ PROFILES = {
         gap_free_only=("qwen2.5-coder-0.5b",),  # [ours: time] the model that writes calls, in the paper's protocol
         gap_max_batch=450,  # every philosopher of the 30 episodes at N = 15 in one forward pass
         gap_max_new_tokens=16,  # the longest call is 15 tokens up to its name's closing quote
-        # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores
-        bandit_models=("gemma3-270m", "smollm2-135m"),
+        # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores, and
+        # Qwen2.5-Coder-1.5B (issue 30) for about 50 more
+        bandit_models=("gemma3-270m", "smollm2-135m", "qwen2.5-coder-1.5b"),
         bandit_backend="hf",
         bandit_llm_instances=8,
         bandit_llm_arms=(10, 20),
         bandit_figure_decision="constrained",
         bandit_cot_tokens=8,
+        # Qwen2.5-Coder-1.5B writes a valid ACTION= itself (in all 800 steps of its notebook 11 run): it
+        # plays paper B's free protocol only, as notebook 02's gap_free_only
+        bandit_free_only=("qwen2.5-coder-1.5b",),
+        # [ours: time] Qwen2.5-Coder-1.5B decodes about 20 row-tokens/s here in float32 (16 bandits: 13.8 s
+        # per no-CoT step; 198 s per CoT step at 256 tokens, the paper's budget, which its rationales
+        # nearly fill: 850 characters on average). Notebook 11: 16 instances without CoT (10 min), so
+        # the 95% interval of its mean coverage is narrower than the gaps to UCB, random and the paper's
+        # 0.25 it is read against (measured: 0.28 to 0.30); no CoT run (0 tokens): 50 CoT steps at 256
+        # tokens take ≈ 2.7 h. Notebook 13: the paper's free protocol with room for a rationale
+        # (512 tokens; notebook 13's table says how many rationales ended before it), 8 instances x 5
+        # steps (≈ 25 min; the paper's 64 x 50 at 2048 tokens would take days here)
+        bandit_model_sizes={
+            "qwen2.5-coder-1.5b": {
+                "bandit_llm_instances": 16,
+                "bandit_cot_tokens": 0,
+                "kd_instances": 8,
+                "kd_horizon": 5,
+                "kd_tokens": 512,
+            }
+        },
         # Qwen2.5-Coder writes a valid ACTION= itself: it plays paper B's free protocol
         bandit_compare_models=("gemma3-270m", "qwen2.5-coder-0.5b"),
         bandit_compare_cot=(False,),
         bandit_sweep_models=("gemma3-270m",),
         bandit_sweep_cot=(False,),
-        freq_models=("gemma3-270m", "smollm2-135m", "qwen2.5-coder-0.5b"),
+        freq_models=("gemma3-270m", "smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"),
         freq_lengths=(2, 4, 6, 8, 10),
         freq_repetitions=tuple(range(0, 101, 10)),
         freq_histories=2,
-        kd_models=("gemma3-270m",),
+        kd_models=("gemma3-270m", "qwen2.5-coder-1.5b"),
         kd_instances=4,
         kd_horizon=30,
         kd_tokens=16,

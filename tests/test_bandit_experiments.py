@@ -29,9 +29,55 @@ def test_every_profile_makes_distinct_runs(name):
         *settings.bandit_sweep_models,
     }
     assert {run.decision for run in llm} == set(settings.bandit_decisions)
-    assert all(run.instances == settings.bandit_llm_instances for run in llm)
+    assert all(run.instances == settings.bandit_size(run.model, "bandit_llm_instances") for run in llm)
+    assert all(run.decision == "free" for run in llm if run.model in settings.bandit_free_only)
     kd = experiments.knowing_doing_runs(settings)
-    assert all(run.style == "knowing_doing" and run.max_new_tokens == settings.kd_tokens for run in kd)
+    assert all(
+        run.style == "knowing_doing" and run.max_new_tokens == settings.bandit_size(run.model, "kd_tokens")
+        for run in kd
+    )
+
+
+def test_a_free_only_model_plays_the_papers_protocol_at_its_own_sizes():
+    settings = replace(
+        profiles.get_profile("cpu"),
+        bandit_models=("tiny-lm", "big-lm"),
+        bandit_compare_models=("tiny-lm", "big-lm"),
+        bandit_sweep_models=("big-lm",),
+        bandit_free_only=("big-lm",),
+        bandit_model_sizes={"big-lm": {"bandit_llm_instances": 16, "bandit_cot_tokens": 0, "kd_tokens": 512}},
+        kd_models=("tiny-lm", "big-lm"),
+    )
+    assert settings.bandit_size("big-lm", "kd_tokens") == 512 and settings.bandit_size("tiny-lm", "kd_tokens") == 16
+    llm = [run for run in experiments.greediness_runs(settings) if run.agent == "llm"]
+    big = [run for run in llm if run.model == "big-lm"]
+    # no CoT run (0 tokens), free only: the compare run is its main run, once; the sweeps free too
+    assert {(run.arms, run.noise, run.cot, run.decision, run.instances) for run in big} == {
+        (10, "low", False, "free", 16),
+        (20, "low", False, "free", 16),
+        (10, "medium", False, "free", 16),
+        (10, "high", False, "free", 16),
+    }
+    assert len(big) == 4
+    tiny = {(run.cot, run.decision, run.instances) for run in llm if run.model == "tiny-lm"}
+    assert tiny == {(False, "constrained", 8), (True, "constrained", 8), (False, "free", 8)}
+    kd = {(run.model, run.decision, run.max_new_tokens) for run in experiments.knowing_doing_runs(settings)}
+    assert kd == {("tiny-lm", "constrained", 16), ("big-lm", "free", 512)}
+
+
+def test_the_effects_one_model_alone_shows():
+    table = pd.DataFrame(
+        {
+            "reported": ["B03", "B05", "B03", "B05", "B04"],
+            "model": ["small (constrained)", "small (constrained)", "big (free)", "big (free)", "big (free)"],
+            "verdict": ["contradicts", "supports", "supports", "supports", "cannot test"],
+        }
+    )
+    assert common.effects_one_model_shows(table) == (
+        "- **big (free)** shows the paper's effect in B03, which no other model here shows "
+        "(the others' verdicts: small (constrained): contradicts)."
+    )
+    assert common.effects_one_model_shows(table[table["reported"] == "B05"]).startswith("No model shows")
 
 
 def test_the_paper_profile_is_the_papers_setting():
@@ -413,3 +459,16 @@ def test_notebook_15_plays_every_mechanism_and_tests_each_against_none():
         "Most of m's steps are invalid, so its coverage is mostly the random fallback's"
         in n15_exploration.exploration_sentences(mostly_invalid)
     )
+
+
+def test_the_knowing_doing_table_says_how_often_a_rationale_ended_before_the_token_limit():
+    from paperlib.bandits.env import BanditSpec
+    from paperlib.bandits.runner import run_bandit
+    from paperlib.bandits.scripted import ScriptedKnowingDoingAgent
+
+    _, steps = run_bandit(ScriptedKnowingDoingAgent(), BanditSpec(10, 4), 2, 0)
+    steps = steps.assign(run="llm/x", finish_reason=["length", "stop", "stop", "stop"] * 2)
+    _, table = experiments.knowing_doing_summary(steps, 10)
+    assert table.loc[0, "ended before the token limit"] == 0.75 and table.loc[0, "steps"] == 8
+    _, table = experiments.knowing_doing_summary(steps.drop(columns="finish_reason"), 10)
+    assert np.isnan(table.loc[0, "ended before the token limit"])

@@ -66,7 +66,9 @@ def greediness_runs(settings) -> list[Run]:
     decision mode (CoT as ``bandit_main_cot``) and each of ``bandit_compare_models`` in the
     other decision modes too (CoT as ``bandit_compare_cot``); each of ``bandit_sweep_models``
     in the figure's mode on the other arm counts (``bandit_llm_arms``, low noise) and noise
-    levels (CoT as ``bandit_sweep_cot``)."""
+    levels (CoT as ``bandit_sweep_cot``). A model of ``bandit_free_only`` plays the paper's
+    protocol only: its runs are free, the figure's mode or not; each model's instances and CoT
+    budget are ``Profile.bandit_size``'s (a CoT budget of 0: the model plays no CoT run)."""
     s = settings
     runs = [
         Run(b, k, noise, s.bandit_instances, s.bandit_horizon)
@@ -92,19 +94,23 @@ def greediness_runs(settings) -> list[Run]:
     configs += [(model, c) for model in s.bandit_compare_models for c in compare]
     configs += [(model, c) for model in s.bandit_sweep_models for c in sweeps]
     for model, (k, noise, cot, decision) in configs:
-        runs.append(
-            Run(
-                "llm",
-                k,
-                noise,
-                s.bandit_llm_instances,
-                s.bandit_horizon,
-                model,
-                cot,
-                decision,
-                max_new_tokens=s.bandit_cot_tokens if cot else None,
-            )
+        if cot and not s.bandit_size(model, "bandit_cot_tokens"):
+            continue  # a CoT budget of 0 tokens: no CoT run for this model
+        if model in s.bandit_free_only:
+            decision = "free"
+        run = Run(
+            "llm",
+            k,
+            noise,
+            s.bandit_size(model, "bandit_llm_instances"),
+            s.bandit_horizon,
+            model,
+            cot,
+            decision,
+            max_new_tokens=s.bandit_size(model, "bandit_cot_tokens") if cot else None,
         )
+        if run not in runs:  # a free-only model's compare run is its main run
+            runs.append(run)
     return runs
 
 
@@ -261,12 +267,24 @@ def stored_frequency_bias(settings, directory: Path, seed: int = 0) -> dict[str,
 
 
 def knowing_doing_runs(settings) -> list[Run]:
-    """Notebook 13: each model of ``kd_models`` with the knowing-doing prompt, per decision mode."""
+    """Notebook 13: each model of ``kd_models`` with the knowing-doing prompt, per decision mode
+    (free only for a model of ``bandit_free_only``), at its sizes (``Profile.bandit_size``)."""
     s = settings
     return [
-        Run("llm", s.kd_arms, "low", s.kd_instances, s.kd_horizon, model, True, decision, "knowing_doing", s.kd_tokens)
+        Run(
+            "llm",
+            s.kd_arms,
+            "low",
+            s.bandit_size(model, "kd_instances"),
+            s.bandit_size(model, "kd_horizon"),
+            model,
+            True,
+            decision,
+            "knowing_doing",
+            s.bandit_size(model, "kd_tokens"),
+        )
         for model in s.kd_models
-        for decision in s.kd_decisions
+        for decision in (("free",) if model in s.bandit_free_only else s.kd_decisions)
     ]
 
 
@@ -288,7 +306,9 @@ def scripted_knowing_doing(settings, seed: int = 0) -> tuple[pd.DataFrame, pd.Da
 
 def knowing_doing_summary(steps: pd.DataFrame, arms: int) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Per run of LLM step rows: its knowing-doing matrix, and a table of how often the model
-    wrote any UCB value, how often its rationale was correct, and its valid actions."""
+    wrote any UCB value, how often its rationale was correct, its valid actions, and how often
+    its completion ended before the token limit (``finish_reason`` other than ``length``: a
+    rationale cut off by the budget cannot reach its ACTION=)."""
     from paperlib.bandits.metrics import knowing_doing, knowing_doing_matrix
 
     names = BanditSpec(arms).names
@@ -303,6 +323,9 @@ def knowing_doing_summary(steps: pd.DataFrame, arms: int) -> tuple[dict[str, pd.
                 "wrote any UCB value": judged["ucb_values"].map(lambda v: not pd.isna(v).all()).mean(),
                 "correct rationale": judged["rationale_correct"].mean(),
                 "valid action": judged["valid"].mean(),
+                "ended before the token limit": (run_steps["finish_reason"] != "length").mean()
+                if "finish_reason" in run_steps
+                else float("nan"),
             }
         )
     return matrices, pd.DataFrame(rows)

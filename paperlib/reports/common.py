@@ -1,7 +1,8 @@
 """What several report modules share: paper B's reported numbers (:func:`paper_numbers`, which
 notebooks 11-14 set beside theirs) and the frequency-bias table (:func:`frequency_bias_claims`, per
 model the entropy-repetitions correlation and the strategy shares beside the paper's), which
-notebook 12 shows and writes as claims and notebook 14 shows before and after RLFT."""
+notebook 12 shows and writes as claims and notebook 14 shows before and after RLFT; and, for
+notebooks 11-13, the claims one model alone supports (:func:`effects_one_model_shows`)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,27 @@ def frequency_bias_claims(results: dict[str, pd.DataFrame], paper: pd.DataFrame)
             }
         )
     return pd.DataFrame(rows)
+
+
+def effects_one_model_shows(table: pd.DataFrame) -> str:
+    """A Markdown bullet per model whose number supports a claim of the paper's (``verdict``
+    ``supports`` in a notebook's claims table) that no other model's number in the table supports,
+    with the other models' verdicts on it: where a larger model shows an effect the smaller ones
+    do not, or the reverse. One sentence when no model stands alone."""
+    supports = table[table["verdict"] == "supports"]
+    lines = []
+    for model, rows in table.groupby("model", sort=False):
+        alone = [
+            claim
+            for claim in dict.fromkeys(rows["reported"])
+            if claim in set(supports.loc[supports["model"] == model, "reported"])
+            and claim not in set(supports.loc[supports["model"] != model, "reported"])
+        ]
+        for claim in alone:
+            others = table[(table["reported"] == claim) & (table["model"] != model)]
+            verdicts = "; ".join(f"{m}: {v}" for m, v in zip(others["model"], others["verdict"])) or "none"
+            lines.append(
+                f"- **{model}** shows the paper's effect in {claim}, which no other model here shows "
+                f"(the others' verdicts: {verdicts})."
+            )
+    return "\n".join(lines) or "No model shows a paper's effect here that another model here does not also show."
