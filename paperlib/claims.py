@@ -73,10 +73,10 @@ _FILES = "[0-9][0-9]_claims.parquet"
 
 # The equivalence margin of every claim of no effect, as a standardised difference (Cohen's d;
 # d_z, the mean difference over the differences' SD, where the design is paired): 0.2, Cohen's
-# (1988, Statistical Power Analysis, sec. 2.2.3) "small" effect, the smallest conventionally
-# worth detecting, the bound Lakens (2017, "Equivalence tests", Soc. Psychol. Personal. Sci. 8:355)
-# uses as an example of a smallest effect of interest; paper A's own null effect (A10,
-# g = -0.11) lies inside it. In raw units: 0.2 times the SD the effect divides by.
+# (1988, Statistical Power Analysis for the Behavioral Sciences, ch. 2) "small" effect, the
+# smallest it names; tested by the two one-sided tests as Lakens (2017, "Equivalence tests",
+# Soc. Psychol. Personal. Sci. 8:355) sets them out. Paper A's own null effect (A10, g = -0.11)
+# lies inside it. In raw units: 0.2 times the SD the effect divides by.
 NULL_MARGIN_D = 0.2
 
 # How stored numbers are rounded (to what the notebooks print), so that a rebuild on another
@@ -97,7 +97,7 @@ class Gate:
     source: str
 
     def check(self, measured: float, whose: str = "") -> str:
-        """ "" where ``measured`` passes; else the note of a gated row."""
+        """Empty where ``measured`` passes; else the note of a gated row."""
         if measured == measured and (measured >= self.threshold if self.at_least else measured <= self.threshold):
             return ""
         shown = "not measured" if measured != measured else f"{measured:.2f}"

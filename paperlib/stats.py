@@ -10,6 +10,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 from scipy import stats as _st
 
 ALPHA = 0.05  # the significance level every computed sentence uses [ours: the conventional one]
@@ -231,3 +232,32 @@ def mcnemar_p(treatment, control) -> float:
     if only_a + only_b == 0:
         return math.nan
     return float(mcnemar([[int((a & b).sum()), only_a], [only_b, int((~a & ~b).sum())]], exact=True).pvalue)
+
+
+def per_seed_differences(
+    frame, side: str, value: str, treatment, control, keys, seed: str = "train_seed"
+) -> dict[object, float]:
+    """Where ``frame`` holds several training seeds (``seed``, on the treatment's rows; the
+    control, evaluated once, may have none), the mean paired difference of ``value`` (treatment
+    - control, by ``keys``) for each seed alone: the per-seed results beside the pooled test of
+    :func:`paired_sides`; empty where there is one seed or none."""
+    if seed not in frame:
+        return {}
+    seeds = frame.loc[frame[side] == treatment, seed].dropna().unique()
+    if len(seeds) < 2:
+        return {}
+    control_rows = frame[frame[side] == control]
+    out = {}
+    for s in sorted(seeds):
+        rows = pd.concat([frame[(frame[side] == treatment) & (frame[seed] == s)], control_rows])
+        a, b = paired_sides(rows, side, value, treatment, control, keys)
+        out[s] = float(np.mean(a - b)) if a.size else math.nan
+    return out
+
+
+def seeds_in_words(differences: dict) -> str:
+    """:func:`per_seed_differences` in words ("" where empty)."""
+    if not differences:
+        return ""
+    named = {int(s) if isinstance(s, float) and s.is_integer() else s: d for s, d in differences.items()}
+    return "per training seed: " + ", ".join(f"{s}: {d:+.3f}" for s, d in named.items())

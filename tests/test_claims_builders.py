@@ -115,6 +115,14 @@ def test_several_training_seeds_are_pooled_per_game_seed():
     # the seeds' shifts cancel in the mean per game seed: the same pairs as one seed's
     assert pooled["ours"].tolist() == single["ours"].tolist() and pooled["p"].equals(single["p"])
     assert pooled.set_index("reported").loc["B25", "test"].startswith("paired t, 24 pairs")
+    # beside the pooled test, each seed's own mean difference
+    gain = single.set_index("reported").loc["B25", "ours"]
+    assert (
+        pooled.set_index("reported")
+        .loc["B25", "note"]
+        .endswith(f"per training seed: 0: {gain - 0.1:+.3f}, 1: {gain:+.3f}, 2: {gain + 0.1:+.3f}")
+    )
+    assert "per training seed" not in single.set_index("reported").loc["B25", "note"]
 
 
 def _bandit_episodes(train_seeds=(None,)):
@@ -156,3 +164,64 @@ def test_rlft_on_the_bandits_is_tested_paired_by_instance_and_gated_on_own_actio
     seeds = n14_rlft_bandits.rlft_claims_table(pd.DataFrame(), _bandit_episodes((0, 1, 2)), "x", "cpu", "m")
     assert seeds.set_index("reported").loc["B17", "test"].startswith(claims.loc["B17", "test"][:18])
     assert seeds["ours"].tolist() == claims["ours"].tolist()
+
+
+def test_paper_a_s_numbers_are_gated_on_the_model_s_own_calls_and_on_the_degenerate_maximum():
+    from paperlib.philosophers import gap
+    from paperlib.reports import n02_gap
+
+    def cell(model, n, rewards, meals):
+        return pd.DataFrame(
+            {"model": model, "decision": "free", "n": n, "reward": rewards, "meals_total": meals, "deadlock": False}
+        )
+
+    episodes = pd.concat(
+        [
+            cell("qwen3-14b", 5, [0.1, 0.2, 0.1, 0.15] * 5, [1] * 20),  # acts, eats, scores low: A05's 0.128
+            cell("mistral-small-24b", 5, [1.0] * 18 + [0.9, 0.8], [0] * 20),  # mostly idle at the maximum
+        ]
+    )
+    table = gap.gap_table(episodes)
+    rates = pd.DataFrame({"model": ["qwen3-14b", "mistral-small-24b"], "call_rate": [0.9, 0.95], "where": gap.GRID})
+    claims = n02_gap.gap_claims_table(table, rates, "x", "paper", episodes=episodes).set_index("claim")
+    a05 = claims.loc["02:A05:qwen3-14b (free)"]
+    # the bootstrap interval of 20 rewards between 0.1 and 0.2, around 0.1375: the paper's 0.128 inside
+    assert 0.1 <= a05["ours_low"] < 0.128 < a05["ours_high"] <= 0.2 and a05["verdict"] == "supports"
+    a03 = claims.loc["02:A03:mistral-small-24b (free)"]
+    assert a03["verdict"] == "cannot test"
+    assert a03["note"].startswith(
+        "cannot test: gate 'not at the degenerate maximum': share of episodes at 1.0 with no meal 0.90, needs at most 0.5"
+    )
+    # a paper model that mostly writes no call: its reward is the environment's, not its own
+    quiet = rates.assign(call_rate=[0.3, 0.95])
+    claims = n02_gap.gap_claims_table(table, quiet, "x", "paper", episodes=episodes).set_index("claim")
+    assert claims.loc["02:A05:qwen3-14b (free)", "note"].startswith(
+        "cannot test: gate 'own decisions': share of turns with a call 0.30, needs at least 0.8"
+    )
+
+
+def test_a_training_curve_of_several_seeds_is_read_on_their_pooled_episodes():
+    from paperlib.reports.n03_grpo import curve_claims_table, pooled_over_seeds
+
+    log = pd.DataFrame(
+        {
+            "step": [1, 2, 1, 2],
+            "train_seed": [0, 0, 1, 1],
+            "reward": "paper",
+            "train_reward": [0.2, 0.5, 0.4, 0.3],
+            "reward_std": [0.0, 0.1, 0.0, 0.1],
+            "episodes": [2, 20, 2, 20],
+            "meals": [1.0, 0.5, 0.0, 0.5],
+        }
+    )
+    pooled = pooled_over_seeds(log).set_index("step")
+    # step 1: episodes 0.2, 0.2, 0.4, 0.4 together: mean 0.3, sd sqrt(4 x 0.01 / 3)
+    assert pooled.loc[1, "train_reward"] == pytest.approx(0.3)
+    assert pooled.loc[1, "reward_std"] == pytest.approx(np.std([0.2, 0.2, 0.4, 0.4], ddof=1))
+    assert pooled.loc[1, "episodes"] == 4 and pooled.loc[1, "meals"] == pytest.approx(0.5)
+    assert pooled.loc[2, "train_reward"] == pytest.approx(0.4)
+    claims = curve_claims_table(log, "x", "cpu", "m").set_index("reported")
+    assert claims.loc["A14", "ours"] == pytest.approx(0.1)  # the mean curve rises: 0.3 then 0.4
+    assert claims.loc["A14", "note"].endswith("the mean curve of 2 training seeds")
+    one = log[log["train_seed"] == 0]
+    assert pooled_over_seeds(one) is one  # one seed: its own curve

@@ -128,7 +128,7 @@ def null_result_claims_table(
     (``claims.OWN_DECISIONS``; no call is no action) and the share of episodes at the reward's
     degenerate maximum (``claims.NOT_DEGENERATE``)."""
     from paperlib.claims import effect
-    from paperlib.stats import no_variance, paired_sides
+    from paperlib.stats import no_variance, paired_sides, per_seed_differences
 
     rows = table[table["selection"] == selection].set_index("n")
     claims = []
@@ -150,7 +150,8 @@ def null_result_claims_table(
                 {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")},
                 gate=_gates(cell, selection),
                 note=f"base {base.mean():.3f}, adapter {adapter.mean():.3f}; {tested['size']}; "
-                f"{_meals(cell, selection)}",
+                f"{_meals(cell, selection)}"
+                + _seeds(per_seed_differences(cell, "selection", "reward", selection, "base", ["seed"])),
             )
         elif n in rows.index:
             r = rows.loc[n]
@@ -198,6 +199,12 @@ def _gates(cell: pd.DataFrame, selection: str) -> str:
             NOT_DEGENERATE.check(degenerate_share(rows), f"{label}'s episodes at 1.0 with no meal"),
         ]
     return gated(*checks)
+
+
+def _seeds(differences: dict) -> str:
+    from paperlib.stats import seeds_in_words
+
+    return f"; {seeds_in_words(differences)}" if differences else ""
 
 
 def _meals(cell: pd.DataFrame, selection: str) -> str:

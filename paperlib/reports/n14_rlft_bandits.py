@@ -212,7 +212,7 @@ def rlft_claims_table(
     RLFT against the base model's (B18/B19, ``lower``), tested paired on the same cases (exact
     McNemar) where ``frequency_results`` (the cases by label) are given, else untested."""
     from paperlib.claims import OWN_DECISIONS, effect, gated
-    from paperlib.stats import mcnemar_p, paired_sides
+    from paperlib.stats import mcnemar_p, paired_sides, per_seed_differences, seeds_in_words
 
     who = f"{model} (LoRA adapter, {profile})"
     valid = episodes.assign(own=1 - episodes["invalid_steps"] / episodes["horizon"])
@@ -228,7 +228,9 @@ def rlft_claims_table(
             )
         )
         fields = {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")}
-        return {**fields, "gate": gate}, f"{control} {base.mean():.3f}, {label} {treated.mean():.3f}; {tested['size']}"
+        seeds = seeds_in_words(per_seed_differences(episodes, "adapter", metric, label, control, ["seed"]))
+        note = f"{control} {base.mean():.3f}, {label} {treated.mean():.3f}; {tested['size']}"
+        return {**fields, "gate": gate}, note + (f"; {seeds}" if seeds else "")
 
     coverage, coverage_note = compared("coverage", "RLFT", "base", ("RLFT's coverages", "base model's coverages"))
     regret, regret_note = compared("regret", "RLFT", "base", ("RLFT's regrets", "base model's regrets"))

@@ -176,7 +176,7 @@ def tictactoe_claims_table(
     were valid; an invalid one is played by the random fallback), on each side it reads.
     ``episodes``: the held-out games, with ``run``."""
     from paperlib.claims import OWN_DECISIONS, effect, gated
-    from paperlib.stats import bootstrap_mean_ci, paired_sides
+    from paperlib.stats import bootstrap_mean_ci, paired_sides, per_seed_differences, seeds_in_words
 
     paper = pd.to_numeric(reported_numbers()["value"], errors="coerce")
     who = f"{settings.model} (LoRA adapter, {'CoT' if settings.cot else 'no CoT'}, {profile})"
@@ -190,16 +190,18 @@ def tictactoe_claims_table(
     def gain(cell_a, label_a, cell_b, label_b, names):
         a = games[(games["cell"] == cell_a) & (games["adapter"] == label_a)].assign(side="a")
         b = games[(games["cell"] == cell_b) & (games["adapter"] == label_b)].assign(side="b")
-        treated, control = paired_sides(pd.concat([a, b]), "side", "return", "a", "b", ["seed"])
+        both = pd.concat([a, b])
+        treated, control = paired_sides(both, "side", "return", "a", "b", ["seed"])
         tested = effect(treated, control, paired=True, names=names)
+        seeds = seeds_in_words(per_seed_differences(both, "side", "return", "a", "b", ["seed"]))
+        tested["size"] += f"; {seeds}" if seeds else ""
         fields = {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")}
         return {**fields, "gate": gated(own(cell_a, label_a), own(cell_b, label_b))}, treated, control, tested
 
     rows = []
     for opponent, before, after in (("random", "B24", "B25"), ("mcts", "B26", "B27")):
         cell = Cell(opponent).name(settings)
-        base = _cell_row(table, run, cell, "base")
-        returns = games[(games["cell"] == cell) & (games["adapter"] == "base")]["return"]
+        returns = games[(games["cell"] == cell) & (games["adapter"] == "base")].groupby("seed")["return"].mean()
         mean, low, high = bootstrap_mean_ci(returns)
         fields, trained, control, tested = gain(
             cell, "RLFT", cell, "base", ("adapter's returns", "base model's returns")
@@ -216,7 +218,7 @@ def tictactoe_claims_table(
                 "rule": "value",
                 "reference": paper[before],
                 "gate": own(cell, "base"),
-                "note": f"paper: Gemma2 2B; ours: {settings.model}, {int(base['n'])} games",
+                "note": f"paper: Gemma2 2B; ours: {settings.model}, {len(returns)} games",
             },
             {
                 "reported": after,
