@@ -47,7 +47,7 @@ ESTIMATES = {
     "04": (7_300, "estimated: 22,000 decisions (validation and evaluation) at the measured 3 per second"),
     "06": (1_800, "estimated: 1,465 turns with a rationale each"),
     "11": (578, "measured: the executed notebook's papermill duration"),
-    "12": (250, "estimated: the rest of the 41 minutes measured for 01, 02 and 11-13"),
+    "12": (342, "measured: the executed notebook's papermill duration, four models"),
     "13": (200, "estimated: as 12"),
     "14": (7_560, "measured: two RLFT runs, the harder control and the CoT ablation (README)"),
     "15": (1_200, "estimated: 3,600 steps of seven mechanisms, self-consistency 16 samples a step"),

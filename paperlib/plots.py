@@ -938,6 +938,11 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
     for i, label in enumerate(labels):
         rows = main[main["label"] == label].drop_duplicates("opponent").set_index("opponent").reindex(opponents)
         color, marker = style(rows["adapter"].dropna().iloc[0], rows["run"].dropna().iloc[0])
+        played = rows.dropna(subset=["mean"])
+        if len(played) and all(
+            invalid.get((r.run, r.cell, r.adapter), 0) >= RANDOM_PLAY for r in played.itertuples()
+        ):  # a model that played no move of its own: say so where the reader looks for its name
+            label = f"{label}: mostly invalid moves, a random player's games"
         for j, row in enumerate(rows.itertuples()):
             if pd.isna(row.mean):
                 continue

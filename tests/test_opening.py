@@ -29,3 +29,4 @@ def test_knobs_are_shown_beside_the_paper_profile_s():
     table = opening.knobs(profiles.get_profile("cpu"), ["env_ns", "gap_models"])
     assert table.loc["env_ns", "differs"] == "" and table.loc["gap_models", "differs"] == "yes"
     assert table.loc["gap_models", "paper"].startswith("claude-opus-4.7 (openai)")
+    assert opening.knobs(profiles.get_profile("paper"), ["freq_repetitions"]).iloc[0, 0] == "0 to 100"

@@ -78,6 +78,9 @@ def knobs(settings, names) -> pd.DataFrame:
     def shown(value) -> str:
         if hasattr(value, "keys"):
             return ", ".join(f"{k}={v}" for k, v in value.items())
+        if isinstance(value, tuple) and len(value) > 4 and all(isinstance(v, int) for v in value):
+            if list(value) == list(range(value[0], value[-1] + 1)):  # a run of integers, e.g. 0 to 100
+                return f"{value[0]} to {value[-1]}"
         if isinstance(value, tuple):
             return ", ".join(f"{v[0]} ({v[1]})" if isinstance(v, tuple) else str(v) for v in value) or "none"
         return str(value)
