@@ -119,9 +119,18 @@ def _add_grpo(commands) -> None:
     from paperlib.argtypes import int_at_least, nonnegative_int, positive_int
     from paperlib.philosophers.training import REWARDS
     from paperlib.profiles import PROFILES
+    from paperlib.training.bench import VARIANTS
 
-    command = commands.add_parser("grpo", help="seconds per GRPO step and where they go: trl's path against ours")
+    command = commands.add_parser(
+        "grpo", help="seconds per GRPO step and where they go: float32 against bfloat16, or trl's path against ours"
+    )
     command.add_argument("--profile", choices=tuple(PROFILES), default="cpu", help="the recipe to time")
+    command.add_argument(
+        "--lever",
+        choices=tuple(VARIANTS),
+        default="precision",
+        help="precision: float32 against bfloat16 autocast; paths: trl's path against the shared prefix (float32)",
+    )
     command.add_argument("--model", help="a local model; default: the profile's")
     command.add_argument(
         "--reward",
@@ -157,8 +166,10 @@ def _run_grpo(args) -> int:
     if micro_batch is None:
         limit = recipe(args.profile).micro_batch or settings.row_count
         micro_batch = max(d for d in range(1, limit + 1) if settings.row_count % d == 0)
+    from paperlib.training.bench import VARIANTS
+
     settings = recipe(args.profile, micro_batch=micro_batch, **shape)
-    print(report(settings, bench_step(settings)))
+    print(report(settings, bench_step(settings, VARIANTS[args.lever])))
     return 0
 
 
@@ -166,9 +177,18 @@ def _run_grpo(args) -> int:
 def _add_rlft(commands) -> None:
     from paperlib.argtypes import nonnegative_int, positive_int
     from paperlib.profiles import PROFILES
+    from paperlib.training.bench import RLFT_VARIANTS
 
     command = commands.add_parser(
-        "rlft", help="seconds per RLFT update and where they go: every row whole against the shared prefix"
+        "rlft",
+        help="seconds per RLFT update and where they go: float32 against bfloat16, or every row whole against the "
+        "shared prefix",
+    )
+    command.add_argument(
+        "--lever",
+        choices=tuple(RLFT_VARIANTS),
+        default="precision",
+        help="precision: float32 against bfloat16 autocast; paths: every row whole against the shared prefix",
     )
     command.add_argument(
         "--game",
@@ -205,5 +225,7 @@ def _run_rlft(args) -> int:
         from paperlib.tictactoe.training import recipe
 
         settings = recipe(args.profile, model=args.model, games=args.games, micro_batch=args.micro_batch)
-    print(report_update(settings, bench_update(settings)))
+    from paperlib.training.bench import RLFT_VARIANTS
+
+    print(report_update(settings, bench_update(settings, RLFT_VARIANTS[args.lever])))
     return 0

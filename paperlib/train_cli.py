@@ -94,6 +94,7 @@ def _parser(commands, name: str, what: str, sizes: str, step: str, played: str):
     """The options every training command has; ``sizes``: the profiles' recipes in words, ``step``:
     what one optimiser step is called, ``played``: what a step plays (the seed draws it)."""
     from paperlib.profiles import PROFILES
+    from paperlib.training.precision import PRECISIONS
 
     command = commands.add_parser(name, help=f"{what}; rerun to resume")
     command.add_argument("--model", help="a local model (registered name or hub id); default: the profile's")
@@ -105,6 +106,12 @@ def _parser(commands, name: str, what: str, sizes: str, step: str, played: str):
         "--seed", type=nonnegative_int, default=0, help=f"the run's seed (LoRA init, {played}, sampling)"
     )
     command.add_argument("--learning-rate", type=positive_float, help="default: the profile's")
+    command.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        help="the training passes': bfloat16 autocast or float32; default: the profile's (auto: bfloat16 where "
+        "the hardware multiplies it natively)",
+    )
     return command
 
 
@@ -121,6 +128,7 @@ def grpo_command(args) -> int:
         groups=args.groups,
         group_size=args.group_size,
         learning_rate=args.learning_rate,
+        precision=args.precision,
         rows=args.rows,
     )
     log = train(settings, args.out)
@@ -145,6 +153,7 @@ def rlft_command(args) -> int:
         updates=args.updates,
         instances=args.instances,
         learning_rate=args.learning_rate,
+        precision=args.precision,
     )
     ends = _trained_ends(settings, args.out)
     if ends is None:
@@ -185,6 +194,7 @@ def rlft_tictactoe_command(args) -> int:
         updates=args.updates,
         games=args.games,
         learning_rate=args.learning_rate,
+        precision=args.precision,
     )
     ends = _trained_ends(settings, args.out)
     if ends is None:

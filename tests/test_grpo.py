@@ -216,7 +216,9 @@ class FakeTrainer:
         torch.manual_seed(0)
         self.model = get_peft_model(torch.nn.Sequential(torch.nn.Linear(4, 4)), LoraConfig(r=2, target_modules=["0"]))
         self.state = type("State", (), {"global_step": 0})()
-        self.accelerator = type("Accelerator", (), {"unwrap_model": staticmethod(lambda m: m)})()
+        self.accelerator = type(
+            "Accelerator", (), {"unwrap_model": staticmethod(lambda m, keep_fp32_wrapper=True: m)}
+        )()
 
 
 def scripted_rollout(tmp_path, rows):
@@ -325,6 +327,18 @@ def test_rollouts_come_from_the_adapter_of_the_step_before(grpo_smoke_run):
     assert episodes.groupby("train_step")["adapter_hash"].unique().map(list).to_dict() == {
         step: [by_step.loc[step, "rollout_adapter_hash"]] for step in (1, 2)
     }
+
+
+@pytest.mark.slow
+def test_a_step_without_signal_leaves_the_adapter_as_it_was(tmp_path):
+    # the paper's reward is 1.0 for every smoke episode: every advantage of every step is zero
+    log = train(recipe("smoke", reward="paper"), tmp_path / "skipped", progress=False)
+    first = log["rollout_adapter_hash"].iloc[0]  # the LoRA initialisation
+    assert log["no_signal"].all() and set(log["adapter_hash"]) == set(log["rollout_adapter_hash"]) == {first}
+    # stepped anyway, AdamW moves the adapter on a zero gradient (its weight decay, its moments)
+    stepped = train(recipe("smoke", reward="paper", skip_no_signal=False), tmp_path / "stepped", progress=False)
+    assert stepped["no_signal"].all() and stepped["rollout_adapter_hash"].iloc[0] == first
+    assert stepped["adapter_hash"].nunique() == 2 and first not in set(stepped["adapter_hash"])
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@ draws, advantages of a hand-made rollout, and on SmolLM2: a smoke run's adapters
 on-policy hashes and log-probabilities, resume, and held-out evaluation of saved adapters."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -280,6 +281,25 @@ def test_rollouts_are_on_policy(bandit_smoke_run):
     assert (log["rollout_logprob_gap"] < 1e-3).all()
 
 
+def test_minibatches_cut_a_seeded_order_or_keep_the_rollout_whole():
+    rows = list(range(10))
+    cut = loop.minibatches(rows, 4, [0, 1, 0])
+    assert [len(m) for m in cut] == [4, 4, 2] and sorted(sum(cut, [])) == rows
+    assert cut == loop.minibatches(rows, 4, [0, 1, 0]) and cut != loop.minibatches(rows, 4, [0, 1, 1])
+    assert loop.minibatches(rows, 0, [0, 1, 0]) == loop.minibatches(rows, 10, [0, 1, 0]) == [rows]
+
+
+@pytest.mark.slow
+def test_a_second_minibatch_of_the_same_rollout_clips(tmp_path):
+    # six decisions in minibatches of three: two optimiser steps; a large step makes the second
+    # minibatch's ratio leave PPO's clip range (with one step per rollout the ratio is exactly 1)
+    settings = recipe("smoke", learning_rate=0.05, updates=1)
+    log = train(settings, tmp_path / "two", progress=False)
+    assert log["optimizer_steps"].item() == 2 and log["clip_fraction"].item() > 0
+    whole = train(replace(settings, minibatch=0), tmp_path / "one", progress=False)
+    assert whole["optimizer_steps"].item() == 1 and whole["clip_fraction"].item() == 0
+
+
 @pytest.mark.slow
 def test_a_stopped_run_resumes_to_the_same_log(bandit_smoke_run, resumes_to_the_same_log):
     settings, _, uninterrupted = bandit_smoke_run
@@ -305,10 +325,10 @@ def test_held_out_evaluation_plays_each_adapter_on_the_same_instances(bandit_smo
 
 @pytest.mark.slow
 def test_the_benchmark_times_one_update_per_variant_with_the_same_loss():
-    from paperlib.training.bench import RLFT_PHASES, bench_update, report_update
+    from paperlib.training.bench import RLFT_PHASES, RLFT_VARIANTS, bench_update, report_update
 
     settings = recipe("smoke")
-    table = bench_update(settings, log=lambda line: None)
+    table = bench_update(settings, RLFT_VARIANTS["paths"], log=lambda line: None)
     assert list(table["variant"]) == ["every row whole", "shared prefix"]
     assert (table[list(RLFT_PHASES)] >= 0).all().all() and table["speedup"].iloc[0] == 1.0
     # the same seed, hence the same rollout; the shared prefix changes no number beyond rounding

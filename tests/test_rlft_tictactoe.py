@@ -205,6 +205,28 @@ def test_held_out_games_of_each_adapter_in_each_cell_resume(tictactoe_smoke_run,
     assert {"base", "last", "random", "mcts", "noisy_mcts"} == set(table["adapter"])
 
 
+@pytest.mark.slow
+def test_the_base_models_games_are_played_once_for_every_run_that_shares_them(tictactoe_smoke_run, tmp_path):
+    from paperlib.training import held_out
+
+    _, run, _ = tictactoe_smoke_run
+    cells = [Cell("random")]
+    first, _ = evaluate(
+        run.path, {"base": None}, cells, 2, tmp_path / "one", progress=False, shared_base=tmp_path / "b"
+    )
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the base model's games were played again")
+
+    with pytest.MonkeyPatch.context() as patch:  # another run's evaluation: the base model's stores are read back
+        patch.setattr(held_out, "each_adapter", no_model)
+        again, _ = evaluate(
+            run.path, {"base": None}, cells, 2, tmp_path / "two", progress=False, shared_base=tmp_path / "b"
+        )
+    pd.testing.assert_frame_equal(again, first)
+    assert not (tmp_path / "two").exists() and len(list((tmp_path / "b").iterdir())) == 1
+
+
 def test_the_benchmark_refuses_the_other_games_sizes(capsys):
     assert cli.main(["bench", "rlft", "--game", "tictactoe", "--instances", "3"]) == 2
     assert "--instances and --horizon are for --game bandits" in capsys.readouterr().err

@@ -218,14 +218,16 @@ def advantages_of(
 
 # -- after training -------------------------------------------------------------------------------
 def evaluate_adapters(
-    out, adapters: dict, instances: int, rollouts_dir=None, progress: bool = True
+    out, adapters: dict, instances: int, rollouts_dir=None, progress: bool = True, shared_base=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Held-out bandits under each of ``adapters`` (label -> a saved update, or None for the base
     model): ``instances`` instances with seeds ``HELD_OUT_SEEDS + i``, the same for every
     adapter, at the run's evaluation temperature (the paper's 0), arms, horizon and prompt.
     One store per label under ``rollouts_dir`` (default: the run's ``evaluation/``): a rerun
     with the same instances plays nothing (``paperlib.training.held_out.play_adapters``). Rows
-    carry ``adapter``, ``update`` (0: base) and ``adapter_hash``."""
+    carry ``adapter``, ``update`` (0: base) and ``adapter_hash``. With ``shared_base``, the base
+    model's store is kept there for every run that plays it the same way (training seeds, the
+    bonus run), so it is played once."""
     from paperlib.bandits.llm import LLMAgent
     from paperlib.bandits.runner import run_bandit
 
@@ -244,7 +246,18 @@ def evaluate_adapters(
             agent, s.spec, instances, seed=HELD_OUT_SEEDS, labels={**labels, "bonus": s.bonus}, progress=progress
         )
 
-    return play_adapters(out, adapters, {"": None}, rollouts_dir, play, size=instances, max_batch=instances)
+    same_play = {"style": s.style, "max_new_tokens": s.max_new_tokens, "spec": str(s.spec), "bonus": s.bonus}
+    return play_adapters(
+        out,
+        adapters,
+        {"": None},
+        rollouts_dir,
+        play,
+        size=instances,
+        max_batch=instances,
+        shared_base=shared_base,
+        base_key={**same_play, "eval_temperature": s.eval_temperature, "seed": s.seed if s.eval_temperature else None},
+    )
 
 
 def train_and_evaluate(

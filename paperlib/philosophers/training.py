@@ -278,6 +278,7 @@ def play_adapters(
     rollouts_dir,
     seed: int | None = None,
     progress: bool = True,
+    shared_base=None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Episodes of the run in ``out`` under each of ``adapters`` (label -> a saved step, or None for
     the base model: the adapter disabled): ``episodes`` episodes at each N of ``ns``, episode e
@@ -285,7 +286,9 @@ def play_adapters(
     token budget, R and turn order, and the sampling seed ``seed`` (default: the run's). One
     resumable store per label under ``rollouts_dir`` (``paperlib.philosophers.evaluate``): a
     rerun plays only what is missing. Rows carry ``adapter`` (the label), ``step`` (0: the base
-    model) and ``adapter_hash`` (of the saved adapter file; "base")."""
+    model) and ``adapter_hash`` (of the saved adapter file; "base"). With ``shared_base``, the base
+    model's store is kept there for every run that plays it the same way (three training seeds
+    evaluated with one sampling ``seed``), so it is played once."""
     from paperlib.philosophers.evaluate import evaluate
     from paperlib.philosophers.llm import LLMPolicy
 
@@ -313,7 +316,20 @@ def play_adapters(
         )
         return add_outcomes(played), steps
 
-    return play_held_out(out, adapters, {"": ns}, rollouts_dir, play, step="step")
+    same_play = {
+        "prompt": s.prompt,
+        "temperature": s.temperature,
+        "max_new_tokens": s.max_new_tokens,
+        "rounds": s.rounds,
+        "mode": s.mode,
+        "seed": s.seed if seed is None else seed,
+        "ns": list(ns),
+        "episodes": episodes,
+        "first_seed": first_seed,
+    }
+    return play_held_out(
+        out, adapters, {"": ns}, rollouts_dir, play, step="step", shared_base=shared_base, base_key=same_play
+    )
 
 
 def validate(out, episodes: int, n: int | None = None, progress: bool = True) -> pd.DataFrame:

@@ -81,11 +81,20 @@ def control_sentence(table: pd.DataFrame, column: str = "valid share") -> str:
 
 
 def cost_sentence(paper_log: pd.DataFrame, log: pd.DataFrame) -> str:
-    """Where the paper-reward run's seconds per step went, and the peak memory of every run of ``log``."""
+    """Where the paper-reward run's seconds per step went, the peak memory of every run of ``log``,
+    and which steps the logged KL covers."""
+    measured = paper_log.loc[paper_log["kl"].notna(), "step"].astype(int).tolist()
+    covered = (
+        "every step"
+        if len(measured) == len(paper_log)
+        else f"steps {', '.join(map(str, measured))} only (kl_every; empty between)"
+        if measured
+        else "no step"
+    )
     return (
         f"seconds per step: {paper_log['seconds'].mean():.0f} on average ({paper_log['rollout_seconds'].mean():.0f} "
         f"rollout, {paper_log['forward_seconds'].mean():.0f} forward, {paper_log['kl_seconds'].mean():.0f} KL); "
-        f"peak memory {log['peak_rss_gb'].max():.1f} GB"
+        f"peak memory {log['peak_rss_gb'].max():.1f} GB; the KL to the base model is measured on {covered}"
     )
 
 

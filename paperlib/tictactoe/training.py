@@ -57,6 +57,7 @@ class TicTacToeSettings(RLFTSettings):
     games: int = 16
     cot: bool = True
     legal_in_prompt: bool = True
+    ppo_epochs: int = 2
 
     value_head = True
     episode_reward = "return"
@@ -146,6 +147,8 @@ SOURCES = {
     "legal_in_prompt": "paper (legal actions listed by default)",
     "reward": "paper (+1 / 0 / -1, the game's return on its last move; -5 for an invalid move)",
     "baseline": "paper (a value head with GAE)",
+    "ppo_epochs": "paper (2 update epochs for tic-tac-toe)",
+    "minibatch": "ours: the bandits' 128 (the paper gives tic-tac-toe's buffer, 2,048 steps, not its minibatch)",
     "gae": "ours: gamma and lambda (paperlib.training.rlft)",
     "value_head": "ours: linear on the last hidden state at the prompt's last token, zero-initialised, "
     "trained with the adapter (a shared trunk)",
@@ -236,7 +239,7 @@ class Cell:
 
 
 def evaluate(
-    out, adapters: dict, cells: list[Cell], games: int, rollouts_dir=None, progress: bool = True
+    out, adapters: dict, cells: list[Cell], games: int, rollouts_dir=None, progress: bool = True, shared_base=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Held-out games under each of ``adapters`` (label -> a saved update, or None for the base
     model) in each of ``cells``: ``games`` games with seeds ``HELD_OUT_SEEDS + g``, the same for
@@ -244,7 +247,9 @@ def evaluate(
     under ``rollouts_dir`` (default: the run's ``evaluation/``); a rerun plays only what is
     missing, and loads no model when nothing is (``paperlib.training.held_out.play_adapters``).
     Rows carry ``adapter``, ``update`` (0: base), ``adapter_hash``, ``cell`` and the cell's
-    settings."""
+    settings. With ``shared_base``, the base model's stores are kept there for every run of the
+    model (a cell's name holds its prompt, CoT and budget; greedy play needs no seed), so a CoT
+    run and its ablation, or three training seeds, play the base model's cells once."""
     from paperlib.tictactoe.llm import LLMAgent
     from paperlib.tictactoe.runner import run_games
 
@@ -268,7 +273,15 @@ def evaluate(
         return episodes, steps
 
     return play_adapters(
-        out, adapters, {cell.name(s): cell for cell in cells}, rollouts_dir, play, size=games, max_batch=games
+        out,
+        adapters,
+        {cell.name(s): cell for cell in cells},
+        rollouts_dir,
+        play,
+        size=games,
+        max_batch=games,
+        shared_base=shared_base,
+        base_key={"eval_temperature": s.eval_temperature, "seed": s.seed if s.eval_temperature else None},
     )
 
 

@@ -9,7 +9,8 @@
 - ``checkpoints.py`` (run directories, per-step adapters, resume), ``selection.py``
   (checkpoint selection), ``shared_prefix.py`` (scoring rows that share a prompt prefix once),
   ``held_out.py`` (held-out play of a run's adapters), ``compare.py`` (adapters against the
-  base model), ``bench.py`` (seconds per step, ``paperlib bench``).
+  base model), ``precision.py`` (bfloat16 autocast where the hardware multiplies it),
+  ``bench.py`` (seconds per step, ``paperlib bench``).
 
 A game plugs in from its own folder by subclassing a trainer's settings: the protocol each
 trainer calls is written in ``grpo/__init__.py`` and ``rlft/loop.py``

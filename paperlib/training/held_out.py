@@ -4,6 +4,8 @@ store per adapter and cell. A game says how it plays a cell (:func:`play_adapter
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +23,8 @@ def play_adapters(
     size: int | None = None,
     step: str = "update",
     max_batch: int | None = None,
+    shared_base=None,
+    base_key: dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Held-out rollouts of the run in ``out`` under each of ``adapters`` (label -> a saved step, or
     None for the base model: the adapter disabled) in each of ``cells`` (name -> the game's cell;
@@ -34,13 +38,27 @@ def play_adapters(
     loads (once) only when some store is empty. Without, ``play`` resumes the store itself (as
     ``paperlib.philosophers.evaluate`` does), and every label plays. The backend batches up to
     ``max_batch`` rows (None: the backend's default). Step rows carry ``adapter`` (and ``cell``)
-    too. Returns every label's rows, label by label, cell by cell, however much was resumed."""
+    too. Returns every label's rows, label by label, cell by cell, however much was resumed.
+
+    The base model plays the same rows for every run of the same model whose evaluation settings
+    agree (a CoT run and its ablation on the cells they share, three training seeds): with
+    ``shared_base``, its stores live there, under the model and a hash of ``base_key`` (what
+    else decides the base model's play: the game's evaluation settings), so no run plays them
+    again."""
     from paperlib.backends.hf import HFBackend
     from paperlib.data import RolloutStore
 
     run = RunDir(out)
+    model_name = run.config()["model"]
     directory = run.path / "evaluation" if directory is None else Path(directory)
-    stores = {(label, name): RolloutStore(directory / label / name) for label in adapters for name in cells}
+
+    def home(label):
+        if shared_base is None or adapters[label] is not None:
+            return directory / label
+        key = hashlib.sha256(json.dumps(base_key or {}, sort_keys=True).encode()).hexdigest()[:12]
+        return Path(shared_base) / f"{model_name}-{key}"
+
+    stores = {(label, name): RolloutStore(home(label) / name) for label in adapters for name in cells}
     played, pending = {}, {}
     for (label, name), store in stores.items():
         held = store.episodes() if size is not None else pd.DataFrame()
@@ -52,7 +70,6 @@ def play_adapters(
             )
         else:
             pending.setdefault(label, []).append(name)
-    model_name = run.config()["model"]
     todo = {label: adapters[label] for label in pending}
     options = {} if max_batch is None else {"max_batch": max_batch}
     for label, number, model, tokenizer, hashed in each_adapter(run, model_name, todo) if todo else ():

@@ -8,7 +8,10 @@ A rule is a function of the run's training log (one row per step: ``step``,
 episode: ``step`` and a reward column), and returns a step.
 
 - ``last``: the last step (the paper's rule).
-- ``best_train``: the step with the highest mean training reward.
+- ``best_train``: the adapter that earned the highest mean training reward. Row k of the log
+  holds the reward of step k's rollout, played by the adapter of step k - 1 (the update comes
+  after the rollout): row 1 is the base model's, and the last adapter never played in
+  training. So the rule chooses among the adapters of steps 1 .. K - 1, by rows 2 .. K.
 - ``best_val``: the step with the highest mean reward on validation episodes, whose seeds
   are disjoint from training and from the final evaluation; every saved step must be
   evaluated, so a partial validation table is refused rather than read as complete.
@@ -53,8 +56,15 @@ def last(log: pd.DataFrame, validation: pd.DataFrame | None = None, column: str 
 
 
 def best_train(log: pd.DataFrame, validation: pd.DataFrame | None = None, column: str = "reward") -> int:
-    _steps(log)
-    return _earliest_best(log.set_index("step")["train_reward"], "training reward")
+    steps = _steps(log)
+    if len(steps) < 2:
+        raise ValueError(
+            "best_train needs two steps at least: step k's training reward is the adapter of step k - 1's, "
+            "so a one-step log holds none of a saved adapter"
+        )
+    earned = log.set_index("step")["train_reward"].drop(1)
+    earned.index = earned.index - 1  # the adapter that played the rollout
+    return _earliest_best(earned, "training reward")
 
 
 def best_val(log: pd.DataFrame, validation: pd.DataFrame | None = None, column: str = "reward") -> int:

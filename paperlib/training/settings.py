@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 
+from paperlib.training.precision import PRECISIONS
+
 
 def at_least_one(values: Mapping[str, int]) -> None:
     """Refuse, in one line, the first of ``values`` (name -> value) below 1."""
@@ -47,6 +49,7 @@ class TrainerSettings:
     max_grad_norm: float = 1.0
     micro_batch: int = 0  # decisions (rows) per forward and backward pass; 0: the whole batch
     shared_prefix: bool = True
+    precision: str = "auto"  # the training passes' (paperlib.training.precision); rollouts stay float32
     temperature: float = 1.0  # sampling, in training
     max_new_tokens: int = 256
     epsilon: float = 0.2  # PPO's clip
@@ -71,7 +74,11 @@ class TrainerSettings:
 
     def sources(self) -> dict[str, str]:
         """Where each setting's value comes from (setting -> source); a subclass adds its own."""
-        return {}
+        return {
+            "precision": "ours: auto = bfloat16 autocast where the hardware multiplies it natively (AVX512-BF16 or "
+            "AMX on a CPU), float32 elsewhere; LoRA weights and optimiser state stay float32 "
+            "(paperlib.training.precision)"
+        }
 
     def derived(self) -> dict[str, str]:
         """Choices that are not fields, as rows of :func:`settings_table` (name -> value)."""
@@ -130,6 +137,8 @@ class TrainerSettings:
             raise ValueError(f"beta must be zero or more, got {self.beta}")
         if self.micro_batch < 0:
             raise ValueError(f"micro_batch must be zero (the whole batch) or more, got {self.micro_batch}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
         return self
 
     def config(self) -> dict:
@@ -153,9 +162,25 @@ class TrainerSettings:
 
 
 def settings_table(settings: TrainerSettings) -> pd.DataFrame:
-    """Every field of ``settings`` with its value and source, then its derived choices; "run"
-    where no source is named (the model, the seed, the profile): a notebook's settings table."""
+    """Every field of ``settings`` with its value, the default's (the paper's recipe, or ours where
+    the paper gives none) and where the value comes from, then its derived choices: a notebook's
+    settings table. A value the run's profile changed from the default says so, with the
+    profile's reason (``Profile.recipe_reasons``) and the default's own source; the seed and the
+    profile say "run"."""
+    from paperlib.profiles import PROFILES
+
     sources = settings.sources()
-    rows = [{"setting": f.name, "value": str(getattr(settings, f.name))} for f in fields(settings)]
-    rows += [{"setting": name, "value": value} for name, value in settings.derived().items()]
-    return pd.DataFrame([{**row, "source": sources.get(row["setting"], "run")} for row in rows])
+    reasons = PROFILES[settings.profile].recipe_reasons if settings.profile in PROFILES else {}
+    defaults = type(settings)()  # a trainer's settings default every field, the model included
+    rows = []
+    for f in fields(settings):
+        value, default = getattr(settings, f.name), getattr(defaults, f.name)
+        source = sources.get(f.name, "run")
+        if f.name not in ("seed", "profile") and value != default:
+            source = f"{settings.profile} profile: {reasons.get(f.name, 'no reason given')} (default: {source})"
+        rows.append({"setting": f.name, "value": str(value), "default": str(default), "source": source})
+    rows += [
+        {"setting": name, "value": value, "default": "", "source": sources.get(name, "run")}
+        for name, value in settings.derived().items()
+    ]
+    return pd.DataFrame(rows)

@@ -36,7 +36,9 @@ ends with the same log.
 
 What trl could not express lives in :mod:`paperlib.training.grpo.trainer`, imported only when a
 trainer is built (it loads trl and torch): the shared prompt prefix fed once per micro-batch,
-and a KL to the base model logged when ``beta = 0``.
+and a KL to the base model logged when ``beta = 0``. The training passes run in bfloat16
+autocast where the hardware multiplies it natively (``precision``,
+:mod:`paperlib.training.precision`); rollouts stay float32.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from paperlib.training.checkpoints import RunDir, adapter_hash, quiet_trl
+from paperlib.training.precision import resolve
 from paperlib.training.settings import TrainerSettings, at_least_one
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
@@ -77,6 +80,8 @@ class GRPOSettings(TrainerSettings):
     gradient_checkpointing: bool = True
     generation: str = "hf"
     measure_kl: bool = True
+    kl_every: int = 1
+    skip_no_signal: bool = True
 
     @property
     def row_count(self) -> int:
@@ -108,7 +113,7 @@ class GRPOSettings(TrainerSettings):
         for name, (value, allowed) in choices.items():
             if value not in allowed:
                 raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
-        at_least_one({"steps": self.steps, "groups": self.groups})
+        at_least_one({"steps": self.steps, "groups": self.groups, "kl_every": self.kl_every})
         if self.group_size < 2:
             raise ValueError(
                 f"a group of {self.group_size} episode: GRPO's advantage is relative within a group, "
@@ -146,8 +151,12 @@ SOURCES = {
     "shared_prefix": "ours: the rules every row shares fed once per micro-batch, and the LM head at completion "
     "positions only (trl's path on False; the same log-probabilities and gradients, tested)",
     "generation": "ours: hf on a CPU, trl's colocated vLLM on a GPU",
-    "measure_kl": "ours: log KL(policy ‖ base) with beta = 0 (one more forward pass per step; turn rows at "
-    "temperature 1)",
+    "measure_kl": "ours: log KL(policy ‖ base) with beta = 0 (one more forward pass per measured step; turn "
+    "rows at temperature 1)",
+    "skip_no_signal": "ART's (paper A's trainer): it drops trajectories whose advantage is zero and skips a step "
+    "left with none; here the step's optimiser step leaves the adapter as it was (logged as no_signal)",
+    "kl_every": "ours: the KL is measured on every kl_every-th step and the last (NaN between), where its curve "
+    "is read; 1: every step",
 }
 
 
@@ -176,7 +185,9 @@ class Rollout:
 
         started = time.perf_counter()
         step = trainer.state.global_step + 1
-        model = trainer.accelerator.unwrap_model(trainer.model)
+        # accelerate wraps the prepared model's forward in its mixed-precision autocast; the rollout
+        # plays in float32 (the loss's passes enter the autocast themselves)
+        model = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
         generating = adapter_hash(get_peft_model_state_dict(model))
         if self.backend is None:
             self.backend = self._backend(trainer, model)
@@ -251,10 +262,11 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
         report_to="none",
         disable_tqdm=True,
         use_cpu=device == "cpu",
-        bf16=device != "cpu",
+        bf16=resolve(s.precision, device) == "bfloat16",
     )
     rollout = Rollout(s, tokenizer, run)
     phase_seconds = {"forward": 0.0, "kl": 0.0}  # each step's, filled by the trainer, logged by StepLog
+    step_log = StepLog(s, run, rollout, phase_seconds, stop_after, progress)
     trainer = SharedPrefixGRPOTrainer(
         model=lm,
         reward_funcs=episode_reward,
@@ -263,10 +275,11 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
         peft_config=s.lora_config(),
         train_dataset=datasets.Dataset.from_dict({"prompt": s.dataset_rows()}),
         rollout_func=rollout,
-        callbacks=[StepLog(s, run, rollout, phase_seconds, stop_after, progress)],
+        callbacks=[step_log],
         phase_seconds=phase_seconds,
-        measure_kl=s.measure_kl and s.temperature == 1,
+        kl_every=s.kl_every if s.measure_kl and s.temperature == 1 else 0,
     )
+    step_log.trainer = trainer
     trainer.remove_callback(PrinterCallback)  # our own progress bar reports each step
     masked = logging.getLogger("trl.trainer.grpo_trainer")
     if _not_a_masked_turn not in masked.filters:

@@ -36,9 +36,11 @@ class SharedPrefixGRPOTrainer(GRPOTrainer):
     Batches with images or MoE auxiliary losses, models not on the training attention (not
     sdpa, or with sliding-window layers), and batches with no common prefix take trl's path.
 
-    ``_generate_and_score_completions`` (trl's, then one measurement): with ``beta = 0`` trl
-    computes no reference log-probabilities and logs no KL; with ``measure_kl`` this logs
-    ``kl``, an estimate of KL(policy ‖ base) per model token over the step's completions: the
+    ``_generate_and_score_completions`` (trl's, then two measurements): whether every advantage
+    of the step is zero (``no_signal``: every group's episodes scored the same), and, with ``beta = 0`` trl
+    computes no reference log-probabilities and logs no KL; with ``kl_every`` = k > 0 this logs,
+    on every k-th step and the last (NaN on the others: the pass costs a quarter of a ``cpu``
+    step, and only the curve is read), ``kl``, an estimate of KL(policy ‖ base) per model token over the step's completions: the
     log-probability each completion had when sampled (the rollout's ``policy_logprob``,
     recorded by the backend, at temperature 1) minus its log-probability under the base model
     (the adapter disabled, one forward pass without gradients), summed over the rows and
@@ -47,22 +49,33 @@ class SharedPrefixGRPOTrainer(GRPOTrainer):
     see context the sampler did not).
     """
 
-    def __init__(self, *args, measure_kl: bool = False, phase_seconds: dict | None = None, **kwargs):
+    def __init__(self, *args, kl_every: int = 0, phase_seconds: dict | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.measure_kl = measure_kl
+        self.kl_every = kl_every
         self.phase_seconds = {"forward": 0.0, "kl": 0.0} if phase_seconds is None else phase_seconds
+        self.no_signal = False  # whether the step's advantages are all zero (StepLog reads it)
 
     def _timed(self, phase, started):
         self.phase_seconds[phase] += time.perf_counter() - started
 
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)
+        if self.model.training:
+            self.no_signal = not bool(self.accelerator.gather(output["advantages"]).ne(0).any())
         logprobs = [x.get("policy_logprob") for x in inputs]
-        if self.measure_kl and self.beta == 0.0 and self.model.training and any(x is not None for x in logprobs):
+        if (
+            self.measures_kl(self.state.global_step + 1)
+            and self.model.training
+            and any(x is not None for x in logprobs)
+        ):
             started = time.perf_counter()
             self._metrics["train"]["kl"].append(self._kl_to_base(output, logprobs))
             self._timed("kl", started)
         return output
+
+    def measures_kl(self, step: int) -> bool:
+        """Whether step ``step`` (from 1) logs its KL to the base model."""
+        return self.beta == 0.0 and self.kl_every > 0 and (step % self.kl_every == 0 or step == self.args.max_steps)
 
     @torch.no_grad()
     def _kl_to_base(self, output, logprobs) -> float:
@@ -171,12 +184,23 @@ class SharedPrefixGRPOTrainer(GRPOTrainer):
 class StepLog(TrainerCallback):
     """After each optimiser step (before its checkpoint): the step's row of the training log, with
     where its seconds went (``phase_seconds``, filled by the trainer; the rest of a step is the
-    backward pass and the optimiser). ``checkpoint_seconds``: each save's. ``stop_after``: stop
-    once that step is done, as a killed run would."""
+    backward pass and the optimiser) and whether it had no signal. ``checkpoint_seconds``: each
+    save's. ``stop_after``: stop once that step is done, as a killed run would.
+
+    A step without signal (every advantage zero) with ``skip_no_signal`` leaves the adapter as it
+    was: its gradients are dropped before the optimiser steps, and AdamW skips a parameter without
+    a gradient (no moment update, no weight decay), where a zero gradient would still move it by
+    the moments of earlier steps."""
 
     def __init__(self, settings, run, rollout, phase_seconds: dict, stop_after: int | None, progress: bool):
         self.settings, self.run, self.rollout, self.phase_seconds = settings, run, rollout, phase_seconds
         self.stop_after, self.progress = stop_after, progress
+        self.trainer = None  # set once the trainer is built: its no_signal flag
+
+    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
+        if self.settings.skip_no_signal and self.trainer.no_signal:
+            for parameter in model.parameters():
+                parameter.grad = None
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.checkpoint_seconds = []
@@ -205,8 +229,10 @@ class StepLog(TrainerCallback):
             "loss": logs["loss"],
             "kl": logs.get("kl", math.nan),
             "grad_norm": logs.get("grad_norm", math.nan),
+            "no_signal": self.trainer.no_signal,
             "entropy": logs.get("entropy", math.nan),
             "learning_rate": logs.get("learning_rate", math.nan),
+            "precision": "bfloat16" if args.bf16 else "float32",
             "adapter_hash": adapter_hash(get_peft_model_state_dict(model)),
             "seconds": time.perf_counter() - self.started,
             **{f"{phase}_seconds": seconds for phase, seconds in self.phase_seconds.items()},

@@ -34,13 +34,17 @@ Everything else is here, once:
    completion's log-probability under the adapter that sampled it.
 2. Advantages: the game's, on the value head's V of each decision (:meth:`Trainer.values`)
    where it has one (tic-tac-toe's GAE; the bandits' Monte-Carlo returns-to-go need none).
-3. One optimiser step per PPO epoch on every decision, in micro-batches whose losses add up
-   to the batch's (gradient accumulation): the clipped surrogate plus beta times the k3 KL to
-   the same model with its adapter disabled, token means (plus the value loss where the game
-   has a value head). In the first epoch the rollout's per-token log-probabilities are the
-   model's own before the step, so its forward pass gives them (no extra pass); the log
+3. PPO as the paper runs it: ``ppo_epochs`` passes over the rollout's decisions, each in a
+   seeded order cut into minibatches of ``minibatch`` decisions, one optimiser step per
+   minibatch, its gradient accumulated over micro-batches whose losses add up to the
+   minibatch's: the clipped surrogate plus beta times the k3 KL to the same model with its
+   adapter disabled, token means (plus the value loss where the game has a value head). The
+   ratio and the KL compare against the log-probabilities before the update's first step
+   (computed once, without gradients, before it; with a single step per update, by its own
+   forward pass), so from the second minibatch on the ratio moves and the clip acts. The log
    records how far the recomputed sequence log-probabilities are from the rollout's
-   (``rollout_logprob_gap``), a check that the update is on-policy.
+   (``rollout_logprob_gap``), a check that the update is on-policy, and the clipped share
+   (``clip_fraction``).
 4. The update's row of the training log, then its checkpoint (the adapter, the value head if
    any, the optimiser's state, ``trainer_state.json`` last): the run directory is GRPO's
    (:class:`~paperlib.training.checkpoints.RunDir`), and a killed run resumes from its last
@@ -64,6 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from paperlib.training import precision
 from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, quiet_trl
 from paperlib.training.rlft import CLIP_EPSILON, INVALID_PENALTY, KL_BETA
 from paperlib.training.settings import TrainerSettings, at_least_one
@@ -85,6 +90,7 @@ class RLFTSettings(TrainerSettings):
     eval_temperature: float = 0.0
     penalty: float = INVALID_PENALTY
     ppo_epochs: int = 1
+    minibatch: int = 128  # decisions per optimiser step (0: one step on the whole rollout)
 
     value_head = False
     episode_reward = "reward"
@@ -108,6 +114,8 @@ class RLFTSettings(TrainerSettings):
     def check(self):
         super().check()
         at_least_one({"updates": self.updates, "ppo_epochs": self.ppo_epochs})
+        if self.minibatch < 0:
+            raise ValueError(f"minibatch must be zero (the whole rollout) or more, got {self.minibatch}")
         if self.eval_temperature < 0:
             raise ValueError(f"eval_temperature must be zero or more, got {self.eval_temperature}")
         return self
@@ -126,7 +134,9 @@ SOURCES = {
     "lora_targets": "ours (the attention projections, as GRPO)",
     "learning_rate": "ours: GRPO's, measured on its positive control (paper B's is for all weights)",
     "max_grad_norm": "ours: trl's default",
-    "ppo_epochs": "ours: one on-policy pass per batch",
+    "ppo_epochs": "paper (1 epoch over a bandit rollout)",
+    "minibatch": "paper (an accumulated batch of 128 decisions per optimiser step: about 6 steps per bandit rollout "
+    "of 800 decisions)",
     "micro_batch": "ours: memory (gradient accumulation over the batch)",
     "shared_prefix": "ours: the instructions every prompt shares fed once per micro-batch (the same log-probabilities "
     "and gradients, tested; paperlib.training.shared_prefix)",
@@ -144,6 +154,16 @@ def decisions(traces) -> tuple[list[list[int]], list[list[int]], list[float]]:
     )
 
 
+def minibatches(rows: list[int], size: int, seed) -> list[list[int]]:
+    """One PPO epoch's optimiser steps: ``rows`` in an order drawn from ``seed`` (the run seed, the
+    update and the epoch), cut into minibatches of ``size`` decisions; all of them in their own
+    order, as one, where ``size`` is 0 or covers them."""
+    if not size or size >= len(rows):
+        return [list(rows)]
+    order = np.random.default_rng(seed).permutation(rows).tolist()
+    return [order[i : i + size] for i in range(0, len(order), size)]
+
+
 class Trainer:
     """The model, its adapter (and value head), the optimiser and the backend of one run."""
 
@@ -158,6 +178,8 @@ class Trainer:
         self.settings, self.run = settings, run
         self.processes = processes or Processes()
         lm, self.tokenizer, self.device = settings.base_model(self.processes.device)
+        self.precision = precision.resolve(settings.precision, self.device)
+        self.autocast = precision.autocast(self.precision, self.device)  # the training passes', not the rollout's
         torch.manual_seed(settings.seed)  # the LoRA initialisation
         with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
             self.model = get_peft_model(lm, settings.lora_config())
@@ -202,13 +224,6 @@ class Trainer:
         marker.with_suffix(".tmp").write_text(json.dumps({"update": update}))
         os.replace(marker.with_suffix(".tmp"), marker)
 
-    def _batches(self, prompts: list, completions: list) -> list[list[int]]:
-        """The micro-batches of the decisions that have a completion (a decision with no token has
-        nothing to train), each of similar length (with several processes, each has one at least)."""
-        rows = [i for i, ids in enumerate(completions) if len(ids)]
-        rows.sort(key=lambda i: len(prompts[i]) + len(completions[i]))  # less padding per micro-batch
-        return self.processes.micro_batches(rows, self.settings.micro_batch)
-
     def _tensors(self, prompts, completions, batch) -> dict:
         from paperlib.training.rlft import objective
 
@@ -230,81 +245,129 @@ class Trainer:
         values = np.zeros(len(prompts))
         self.model.eval()
         with torch.no_grad():
-            batches = self._batches(prompts, completions)
+            batches = self._batches_of([i for i, ids in enumerate(completions) if len(ids)], prompts, completions)
             for batch in (batches[b] for b in self.processes.mine(batches)):
                 tensors = self._tensors(prompts, completions, batch)
-                scored = objective.completion_logprobs(self.model, **tensors, states=True)
+                with self.autocast():
+                    scored = objective.completion_logprobs(self.model, **tensors, states=True)
                 values[batch] = self.value_head(scored.states).float().cpu().numpy()
         return self.processes.sum_array(values)
 
-    def update(self, traces, advantages: np.ndarray, targets: np.ndarray | None = None) -> dict[str, float]:
-        """One optimiser step per PPO epoch on every decision of ``traces`` (with one advantage and,
-        with a value head, one value target per decision); the loss's statistics and where the
-        seconds went."""
+    def _scored_once(self, prompts, completions, rows: list[int], adapter: bool) -> dict:
+        """Each decision of ``rows``'s per-token log-probabilities (a 1-D tensor on the device)
+        under the model as it is (``adapter``) or with its adapter disabled, without gradients:
+        every process gets every decision's (computed by the process whose micro-batch held it)."""
+        import torch
+
+        from paperlib.training.rlft import objective
+
+        batches = self._batches_of(rows, prompts, completions)
+        scored = []
+        with torch.no_grad(), self.autocast():
+            for batch in (batches[b] for b in self.processes.mine(batches)):
+                tensors = self._tensors(prompts, completions, batch)
+                score = objective.reference_logprobs if not adapter else objective.completion_logprobs
+                logprobs = score(self.model, **tensors)
+                logprobs = logprobs if not adapter else logprobs.logprobs
+                scored += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, logprobs)]
+        return {i: row.to(self.device) for i, row in self.processes.gather(scored)}
+
+    def _batches_of(self, rows: list[int], prompts, completions) -> list[list[int]]:
+        """``rows`` (decisions with a completion: one with no token has nothing to train) sorted by
+        length, for less padding, and cut into micro-batches (with several processes, each has
+        one at least where there are enough rows)."""
+        ordered = sorted(rows, key=lambda i: len(prompts[i]) + len(completions[i]))
+        return self.processes.micro_batches(ordered, self.settings.micro_batch)
+
+    def update(
+        self, traces, advantages: np.ndarray, targets: np.ndarray | None = None, update: int = 1
+    ) -> dict[str, float]:
+        """PPO on every decision of ``traces`` (with one advantage and, with a value head, one value
+        target per decision): ``ppo_epochs`` passes, each one optimiser step per minibatch of
+        ``minibatch`` decisions (gradients accumulated over its micro-batches). The log-probabilities
+        the ratio and the KL compare against are the model's before the update's first step; with
+        one step per update its own forward pass gives them, else a pass without gradients first.
+        Returns the loss's statistics (token means over the batch, from the last epoch), the mean
+        gradient norm, the optimiser steps and where the seconds went."""
         import torch
 
         from paperlib.training.rlft import objective
 
         s = self.settings
         prompts, completions, recorded = decisions(traces)
-        batches = self._batches(prompts, completions)
-        rows = [i for batch in batches for i in batch]
+        rows = [i for i, ids in enumerate(completions) if len(ids)]  # a decision with no token has nothing to train
         tokens = sum(len(completions[i]) for i in rows)
         stats: dict[str, float] = {}
         seconds = {"reference": 0.0, "forward_backward": 0.0}
-        old: dict[int, torch.Tensor] = {}
-        references: dict[int, torch.Tensor] = {}
-        gaps = []
         self.model.train()
-        for epoch in range(s.ppo_epochs):
-            for b, batch in ((b, batches[b]) for b in self.processes.mine(batches)):
-                tensors = self._tensors(prompts, completions, batch)
-                if epoch == 0:
+        steps = [minibatches(rows, s.minibatch, [s.seed, update, epoch]) for epoch in range(s.ppo_epochs)]
+        started = time.perf_counter()
+        references = self._scored_once(prompts, completions, rows, adapter=False) if s.beta else None
+        one_step = len(steps) == 1 and len(steps[0]) == 1
+        old = None if one_step else self._scored_once(prompts, completions, rows, adapter=True)
+        seconds["reference"] += time.perf_counter() - started
+        gaps, grad_norms = [], []
+
+        def padded(per_row: dict, batch: list[int], like: torch.Tensor) -> torch.Tensor:
+            out = torch.zeros_like(like)
+            for j, i in enumerate(batch):
+                out[j, : len(per_row[i])] = per_row[i]
+            return out
+
+        for epoch, cut in enumerate(steps):
+            for minibatch in cut:
+                batches = self._batches_of(minibatch, prompts, completions)
+                share = sum(len(completions[i]) for i in minibatch)  # the minibatch's tokens: its loss's mean
+                for batch in (batches[b] for b in self.processes.mine(batches)):
                     started = time.perf_counter()
-                    references[b] = objective.reference_logprobs(self.model, **tensors) if s.beta else None
-                    seconds["reference"] += time.perf_counter() - started
-                started = time.perf_counter()
-                scored = objective.completion_logprobs(
-                    self.model, **tensors, entropies=True, states=self.value_head is not None
-                )
-                if epoch == 0:
-                    old[b] = scored.logprobs.detach()
-                    gaps.append((old[b].sum(dim=1).cpu() - torch.tensor([recorded[i] for i in batch])).abs())
-                reference = references[b] if references[b] is not None else old[b]
-                critic = {}
-                if self.value_head is not None:
-                    critic = {
-                        "values": self.value_head(scored.states),
-                        "targets": torch.tensor(targets[batch], dtype=torch.float32, device=self.device),
-                        "rows": len(rows),
-                    }
-                loss, batch_stats = objective.ppo_loss(
-                    scored.logprobs,
-                    old[b],
-                    reference,
-                    torch.tensor(advantages[batch], dtype=scored.logprobs.dtype, device=self.device),
-                    tensors["completion_mask"],
-                    epsilon=s.epsilon,
-                    beta=s.beta,
-                    entropies=scored.entropies,
-                    tokens=tokens,
-                    **critic,
-                )
-                loss.backward()
-                seconds["forward_backward"] += time.perf_counter() - started
-                if epoch == s.ppo_epochs - 1:  # the last epoch's statistics: token means over the batch
-                    for name, value in {"loss": loss.item(), **batch_stats}.items():
-                        stats[name] = stats.get(name, 0.0) + value
-            params = [p for group in self.optimizer.param_groups for p in group["params"]]
-            self.processes.sum_gradients(params)
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm))
-            self.optimizer.step()
-            self.optimizer.zero_grad(set_to_none=True)
+                    tensors = self._tensors(prompts, completions, batch)
+                    with self.autocast():
+                        scored = objective.completion_logprobs(
+                            self.model, **tensors, entropies=True, states=self.value_head is not None
+                        )
+                    before = scored.logprobs.detach() if old is None else padded(old, batch, scored.logprobs)
+                    if epoch == 0:
+                        sums = (
+                            before.sum(dim=1).cpu() if old is None else torch.stack([old[i].sum().cpu() for i in batch])
+                        )
+                        gaps.append((sums - torch.tensor([recorded[i] for i in batch])).abs())
+                    reference = before if references is None else padded(references, batch, scored.logprobs)
+                    critic = {}
+                    if self.value_head is not None:
+                        critic = {
+                            "values": self.value_head(scored.states),
+                            "targets": torch.tensor(targets[batch], dtype=torch.float32, device=self.device),
+                            "rows": len(minibatch),
+                        }
+                    loss, batch_stats = objective.ppo_loss(
+                        scored.logprobs,
+                        before,
+                        reference,
+                        torch.tensor(advantages[batch], dtype=scored.logprobs.dtype, device=self.device),
+                        tensors["completion_mask"],
+                        epsilon=s.epsilon,
+                        beta=s.beta,
+                        entropies=scored.entropies,
+                        tokens=share,
+                        **critic,
+                    )
+                    loss.backward()
+                    seconds["forward_backward"] += time.perf_counter() - started
+                    if epoch == s.ppo_epochs - 1:  # the last epoch's statistics, as means over the batch
+                        for name, value in {"loss": loss.item(), **batch_stats}.items():
+                            weight = len(minibatch) / len(rows) if name == "value_loss" else share / tokens
+                            stats[name] = stats.get(name, 0.0) + value * weight
+                params = [p for group in self.optimizer.param_groups for p in group["params"]]
+                self.processes.sum_gradients(params)
+                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)))
+                self.optimizer.step()
+                self.optimizer.zero_grad(set_to_none=True)
         gaps, stats = self.processes.gather(gaps), self.processes.sum_stats(stats)
         gap = torch.cat(gaps).nan_to_num(nan=0.0) if gaps else torch.zeros(0)
         return {
             **stats,
-            "grad_norm": grad_norm,
+            "grad_norm": float(np.mean(grad_norms)),
+            "optimizer_steps": len(grad_norms),
             "decisions": len(rows),
             "completion_tokens": tokens,
             "rollout_logprob_gap": float(gap.max()) if len(gap) else math.nan,
@@ -358,11 +421,12 @@ def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: 
         episodes = episodes.assign(adapter_hash=generating)
         if processes.main:
             run.save_rollouts(update, episodes, steps.assign(update=update, adapter_hash=generating))
-        stats = trainer.update(traces, advantages, targets)
+        stats = trainer.update(traces, advantages, targets, update)
         row = {
             "step": update,
             **settings.labels(),
             "world_size": processes.world_size,
+            "precision": trainer.precision,
             "rollout_adapter_hash": generating,
             **rollout_stats,
             **stats,

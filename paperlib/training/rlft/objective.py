@@ -311,12 +311,13 @@ def completion_logprobs(
         output_hidden_states=states,
         use_cache=False,
     )
+    logits = out.logits.float()  # under bfloat16 autocast, the log-softmax still in float32
     if entropies:
         logprobs, entropy = selective_log_softmax_and_entropy(
-            out.logits, completion_ids, entropy_requires_grad=False, row_mask=completion_mask
+            logits, completion_ids, entropy_requires_grad=False, row_mask=completion_mask
         )
     else:
-        logprobs, entropy = selective_log_softmax(out.logits, completion_ids, row_mask=completion_mask), None
+        logprobs, entropy = selective_log_softmax(logits, completion_ids, row_mask=completion_mask), None
     return Scored(logprobs, entropy, out.hidden_states[-1][:, start] if states else None)
 
 
