@@ -80,10 +80,12 @@ def savefig(fig, name: str, directory=None) -> Path:
     path = directory / f"{name}.png"
     fig.savefig(path)
     if _in_kernel():
-        from IPython.display import Image, display
+        from IPython.display import Image, Markdown, display
 
         # retina: shown at half the saved pixels (savefig.dpi 150), about the figure's size in inches
         display(Image(filename=str(path), retina=True))
+        if name in CAPTIONS:  # what the figure shows, under it, as on build/index.html
+            display(Markdown(f"*{CAPTIONS[name]}*"))
         plt.close(fig)
     return paths.relative(path)
 
