@@ -45,6 +45,15 @@ def cost_sentence(log: pd.DataFrame) -> str:
     )
 
 
+def held_out_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The held-out instances' table (``bandits.training.before_after``): per training seed and on
+    the seeds' mean per instance (``paperlib.reports.seeds``: ``train_seed`` "0", ..., "pooled")
+    where the adapters' episodes hold several seeds; as before where one."""
+    from paperlib.reports.seeds import table_by_seed
+
+    return table_by_seed(episodes, before_after, ("adapter", "seed"))
+
+
 def frequency_bias_table(results: dict[str, pd.DataFrame], labels) -> pd.DataFrame:
     """Notebook 12's frequency-bias table of each of ``labels`` (the base model and the adapters,
     whose cases ``results`` holds by label) beside paper B's numbers."""
@@ -232,8 +241,8 @@ def rlft_claims_table(
         note = f"{control} {base.mean():.3f}, {label} {treated.mean():.3f}; {tested['size']}"
         return {**fields, "gate": gate}, note + (f"; {seeds}" if seeds else "")
 
-    coverage, coverage_note = compared("coverage", "RLFT", "base", ("RLFT's coverages", "base model's coverages"))
-    regret, regret_note = compared("regret", "RLFT", "base", ("RLFT's regrets", "base model's regrets"))
+    coverage, coverage_note = compared("coverage", "RLFT", "base", ("coverages after RLFT", "base model's coverages"))
+    regret, regret_note = compared("regret", "RLFT", "base", ("regrets after RLFT", "base model's regrets"))
     bonus, bonus_note = compared(
         "coverage", "RLFT + bonus", "RLFT", ("coverages with the bonus", "coverages without the bonus")
     )
