@@ -578,12 +578,21 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
     for row, (label, reward) in zip(axes, runs.items()):
         run = log[log["reward"] == reward].sort_values("step")
         ax = row[0]
-        ax.plot(run["step"], run["train_reward"], marker="o", ms=3)
-        peak = run.loc[run["train_reward"].idxmax()]
+        seeded = "train_seed" in run and run["train_seed"].nunique() > 1  # a thin line per training seed
+        for seed, one in run.groupby("train_seed") if seeded else ():
+            ax.plot(
+                one["step"], one["train_reward"], lw=0.8, alpha=0.5, marker=".", ms=3, label=f"training seed {seed}"
+            )
+        # the seeds' mean (each seed plays as many episodes per step) carries the peak and the saved step
+        curve = run.groupby("step", as_index=False)[["train_reward", "valid_share_mean"]].mean() if seeded else run
+        ax.plot(curve["step"], curve["train_reward"], marker="o", ms=3, color="C0", lw=2 if seeded else None)
+        if seeded:
+            ax.lines[-1].set_label("mean of the seeds")
+        peak = curve.loc[curve["train_reward"].idxmax()]
         ax.plot(peak["step"], peak["train_reward"], "^", color="C3", ms=9, label=f"peak (step {int(peak['step'])})")
-        last = run.iloc[-1]
+        last = curve.iloc[-1]
         ax.plot(last["step"], last["train_reward"], "s", color="C2", ms=8, label=f"saved (step {int(last['step'])})")
-        idle = run[run["valid_share_mean"] < 0.05]["step"]  # steps with almost no valid action
+        idle = curve[curve["valid_share_mean"] < 0.05]["step"]  # steps with almost no valid action
         for step in idle:
             ax.axvspan(step - 0.5, step + 0.5, color="0.85", zorder=0, lw=0)
         if len(idle):
@@ -755,6 +764,12 @@ RLFT_COLORS = {  # the same run in the same colour in notebook 14's two figures
 }
 
 
+def _per_seed(log) -> dict:
+    """A line per training seed (``train_seed``) where a log holds several, in its run's colour."""
+    several = "train_seed" in log and log["train_seed"].nunique() > 1
+    return {"units": "train_seed", "estimator": None} if several else {}
+
+
 def rlft_training(log):
     """Per update of each RLFT run (``log``'s ``run`` column): the invalid-action rate, regret,
     coverage and KL to the base model on the update's training instances."""
@@ -768,7 +783,9 @@ def rlft_training(log):
     palette = {run: RLFT_COLORS.get(run, sns.color_palette("colorblind")[3 + i % 6]) for i, run in enumerate(runs)}
     fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.5))
     for ax, (column, title, ylabel) in zip(axes, panels):
-        sns.lineplot(data=log, x="step", y=column, hue="run", palette=palette, marker="o", ms=3, ax=ax)
+        sns.lineplot(
+            data=log, x="step", y=column, hue="run", palette=palette, marker="o", ms=3, ax=ax, **_per_seed(log)
+        )
         ax.set(title=title + " (training instances)", xlabel="update", ylabel=ylabel)
         ax.legend(title="run", fontsize=7, title_fontsize=7)
     fig.tight_layout()
@@ -919,7 +936,9 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
             ("invalid_rate", "training invalid-move rate", "share of moves invalid"),
         ),
     ):
-        sns.lineplot(data=log, x="step", y=column, hue="run", palette=run_colors, marker="o", ms=3, ax=ax)
+        sns.lineplot(
+            data=log, x="step", y=column, hue="run", palette=run_colors, marker="o", ms=3, ax=ax, **_per_seed(log)
+        )
         ax.set(title=title, xlabel="update", ylabel=ylabel)
         ax.legend(title="RLFT run", fontsize=7, title_fontsize=7)
     axes[1].set_ylim(-0.02, 1.02)

@@ -310,6 +310,7 @@ def test_03_and_04_grpo(tmp_path, capsys):
     log = pd.read_parquet(data / "03_training_log.parquet")
     assert sorted(zip(log["reward"], log["step"])) == [("paper", 1), ("paper", 2), ("valid", 1), ("valid", 2)]
     assert {"model", "seed", "profile", "kl", "loss", "adapter_hash", "forward_seconds"} <= set(log.columns)
+    assert set(log["train_seed"]) == {0}  # the smoke profile's one training seed (grpo_seeds)
     for reward in ("paper", "valid"):  # each step's rollouts came from the adapter saved after the step before
         run = RunDir(tmp_path / "runs" / f"grpo-{reward}-seed0")
         assert run.log()["adapter_hash"].tolist() == log[log["reward"] == reward]["adapter_hash"].tolist()
@@ -319,6 +320,13 @@ def test_03_and_04_grpo(tmp_path, capsys):
     episodes = pd.read_parquet(data / "04_episodes.parquet")
     assert set(episodes["selection"]) == {"base", "last", "best_train", "best_val"}
     assert (episodes.groupby(["selection", "n"]).size() == 3).all()
+    # the base model's episodes played once (shared by every training seed), the adapters' with their seed
+    assert episodes.groupby("selection")["train_seed"].apply(lambda s: set(s.dropna())).to_dict() == {
+        "base": set(),
+        "last": {0},
+        "best_train": {0},
+        "best_val": {0},
+    }
     table = pd.read_parquet(data / "04_null_result.parquet")
     assert sorted(table["selection"]) == ["best_train", "best_val", "last"]
     base = episodes[episodes["selection"] == "base"].groupby("n")["reward"].mean()
@@ -379,9 +387,13 @@ def test_14_rlft_bandits(tmp_path, capsys):
     log = pd.read_parquet(data / "14_rlft_log.parquet")
     assert sorted(zip(log["run"], log["step"])) == [("RLFT", 1), ("RLFT", 2), ("RLFT + bonus", 1), ("RLFT + bonus", 2)]
     assert log.groupby("run")["bonus"].first().to_dict() == {"RLFT": False, "RLFT + bonus": True}
+    assert set(log["train_seed"]) == {0}  # the smoke profile's one training seed (rlft_seeds)
     episodes = pd.read_parquet(data / "14_held_out_episodes.parquet")
     assert set(episodes["adapter"]) == {"base", "RLFT", "RLFT + bonus", "ucb", "random"}
     assert episodes.groupby("adapter")["seed"].apply(sorted).map(tuple).nunique() == 1  # the same instances
+    trained = episodes["adapter"].isin(["RLFT", "RLFT + bonus"])
+    assert (episodes.loc[trained, "train_seed"] == 0).all() and episodes.loc[~trained, "train_seed"].isna().all()
+    assert "train_seed" in pd.read_parquet(data / "14_held_out_steps.parquet")
     table = pd.read_parquet(data / "14_before_after.parquet")
     for row in table[table["metric"] == "regret"].itertuples():  # each mean is its episodes'
         assert row.mean == pytest.approx(episodes[episodes["adapter"] == row.adapter]["regret"].mean())
@@ -446,6 +458,8 @@ def test_16_tictactoe(tmp_path):
     assert list(zip(log["run"], log["step"])) == [("no CoT", 1), ("no CoT", 2)] and log["value_loss"].notna().all()
     games = pd.read_parquet(data / "16_held_out_games.parquet")
     assert set(games["adapter"]) == {"base", "RLFT", "random", "mcts", "noisy_mcts"}
+    assert (games.loc[games["adapter"] == "RLFT", "train_seed"] == 0).all() and set(log["train_seed"]) == {0}
+    assert games.loc[games["adapter"] != "RLFT", "train_seed"].isna().all()  # the base model's and the references'
     assert set(games["cell"]) == {
         "random/legal/no_cot/4",
         "mcts/legal/no_cot/4",

@@ -53,9 +53,69 @@ def selection_table(log: pd.DataFrame, validation: pd.DataFrame, chosen: dict) -
     )
 
 
+def chosen_steps(log: pd.DataFrame, validation: pd.DataFrame) -> dict:
+    """Per training seed (``train_seed`` of the log and the validation table; None where the log
+    has none), the step each selection rule keeps of that seed's run: seed -> {rule -> step}."""
+    from paperlib.reports.seeds import SEED, each
+    from paperlib.training.selection import RULES, select
+
+    out = {}
+    for seed, run in each(log).items():
+        checked = validation if seed is None or SEED not in validation else validation[validation[SEED] == seed]
+        out[seed] = {rule: select(rule, run, checked) for rule in RULES}
+    return out
+
+
+def selection_tables(log: pd.DataFrame, validation: pd.DataFrame, chosen: dict) -> pd.DataFrame:
+    """:func:`selection_table` of each training seed of ``chosen`` (:func:`chosen_steps`), with a
+    ``train_seed`` column where the log holds one."""
+    from paperlib.reports.seeds import SEED, each
+
+    runs = each(log)
+    tables = []
+    for seed, steps in chosen.items():
+        checked = validation if seed is None or SEED not in validation else validation[validation[SEED] == seed]
+        table = selection_table(runs[seed], checked, steps)
+        tables.append(table if seed is None else table.assign(**{SEED: seed})[[SEED, *table.columns]])
+    return pd.concat(tables, ignore_index=True)
+
+
+KEYS = ("selection", "n", "seed")  # what pools several training seeds' episodes: the rule, N, the evaluation seed
+
+
+def null_result_table(episodes: pd.DataFrame, column: str = "reward") -> pd.DataFrame:
+    """Each kept adapter against the base model at each N (``philosophers.training.compare_by_n``):
+    per training seed and on the seeds' mean per evaluation seed (``paperlib.reports.seeds``,
+    ``train_seed`` "0", ..., "pooled") where the episodes hold several; as before where one."""
+    from paperlib.reports.seeds import table_by_seed
+
+    return table_by_seed(episodes, lambda rows: compare_by_n(rows, column=column), KEYS)
+
+
 def shaped_reward_table(episodes: pd.DataFrame) -> pd.DataFrame:
-    """Each kept adapter against the base model at each N under the shaped reward."""
-    return compare_by_n(episodes, column="reward_shaped")[["selection", "n", "base_mean", "mean", "p", "g"]]
+    """Each kept adapter against the base model at each N under the shaped reward (per training
+    seed and pooled where there are several, :func:`null_result_table`)."""
+    table = null_result_table(episodes, "reward_shaped")
+    return table[[c for c in ("train_seed", "selection", "n", "base_mean", "mean", "p", "g") if c in table]]
+
+
+def null_result_sentences(
+    table: pd.DataFrame, reported: pd.DataFrame, model: str, control: pd.DataFrame, episodes: pd.DataFrame
+) -> str:
+    """:func:`null_result_sentence` on each part of :func:`null_result_table`'s ``table``: each
+    training seed's, with its episodes, and the pooled one, with the seeds' mean episodes; the
+    sentence alone where there is one seed."""
+    from paperlib.reports.seeds import POOLED, heading, parts, pool, split
+
+    tables = parts(table)
+    if None in tables:
+        return null_result_sentence(table, reported, model, control, episodes)
+    rows = {str(seed): part for seed, part in split(episodes).items()} | {POOLED: pool(episodes, KEYS)}
+    return "\n\n".join(
+        f"**{heading(seed, len(tables) - 1)}.**\n\n"
+        + null_result_sentence(part, reported, model, control, rows[seed].drop(columns="train_seed"))
+        for seed, part in tables.items()
+    )
 
 
 def null_result_sentence(

@@ -249,3 +249,16 @@ def tictactoe_claims_table(
         }
     )
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "16_tictactoe", profile)
+
+
+def held_out_table(games: pd.DataFrame) -> pd.DataFrame:
+    """The held-out games' table (``tictactoe.training.returns_table`` within run and cell): per
+    training seed and on the seeds' mean per game (``paperlib.reports.seeds``: ``train_seed`` "0",
+    ..., "pooled") where a run's adapter played several seeds, a run of one seed (the CoT
+    ablation) in every part; as before where every run has one."""
+    from paperlib.reports.seeds import table_by_seed
+    from paperlib.tictactoe.training import returns_table
+
+    return table_by_seed(
+        games, lambda rows: returns_table(rows, within=("run", "cell")), ("run", "cell", "adapter", "seed"), "run"
+    )
