@@ -136,7 +136,8 @@ def test_the_null_result_per_seed_and_pooled_with_its_sentences():
     control = pd.DataFrame({"p": [0.01], "difference": [0.2]})
     said = n04_null_result.null_result_sentences(table, REPORTED, "tiny-lm", control, episodes)
     assert said.count("**Training seed") == 3 and said.count("**Pooled over the 3 training seeds") == 1
-    assert "Ours (tiny-lm, adapter `last`, step 3): N = 5: 0.504 → 0.554" in said  # seed 1 and the pooled mean
+    assert "Ours (tiny-lm, adapter `last`, step 3): N = 5: 0.504 → 0.554" in said  # seed 1
+    assert "Ours (tiny-lm, adapter `last`, step 3 of every seed): N = 5: 0.504 → 0.554" in said  # pooled
     one = episodes[episodes["train_seed"].isna() | (episodes["train_seed"] == 0)].drop(columns="train_seed")
     assert n04_null_result.null_result_sentences(
         n04_null_result.null_result_table(one), REPORTED, "tiny-lm", control, one

@@ -18,8 +18,12 @@ def _shift(frame: pd.DataFrame, column: str, seed: int, step: float, low: float,
 
 
 def three_seed_data(data) -> None:
-    """``data`` (a copy of the committed data/) as three training seeds would leave it."""
+    """``data`` (a copy of the committed data/) as three training seeds would leave it; as it is where
+    the committed data already hold the seeds."""
     from paperlib.reports.seeds import stack
+
+    if "train_seed" in pd.read_parquet(data / "04_episodes.parquet"):
+        return
 
     log = pd.read_parquet(data / "03_training_log.parquet")
     paper, control = log[log["reward"] == "paper"], log[log["reward"] != "paper"]

@@ -111,21 +111,37 @@ def null_result_sentences(
     if None in tables:
         return null_result_sentence(table, reported, model, control, episodes)
     rows = {str(seed): part for seed, part in split(episodes).items()} | {POOLED: pool(episodes, KEYS)}
+    adapters = episodes[episodes["train_seed"].notna()]
+    kept = {  # the pooled rule's adapter is each seed's own step
+        selection: f"step {steps[0]} of every seed"
+        if len(set(steps)) == 1
+        else "steps " + ", ".join(map(str, steps)) + " of the seeds"
+        for selection, rule in adapters.groupby("selection", sort=False)
+        for steps in [[int(s) for s in rule.groupby("train_seed")["step"].first()]]
+    }
     return "\n\n".join(
         f"**{heading(seed, len(tables) - 1)}.**\n\n"
-        + null_result_sentence(part, reported, model, control, rows[seed].drop(columns="train_seed"))
+        + null_result_sentence(
+            part, reported, model, control, rows[seed].drop(columns="train_seed"), kept if seed == POOLED else None
+        )
         for seed, part in tables.items()
     )
 
 
 def null_result_sentence(
-    table: pd.DataFrame, reported: pd.DataFrame, model: str, control: pd.DataFrame, episodes: pd.DataFrame
+    table: pd.DataFrame,
+    reported: pd.DataFrame,
+    model: str,
+    control: pd.DataFrame,
+    episodes: pd.DataFrame,
+    steps: dict | None = None,
 ) -> str:
     """What the base-vs-adapter table supports, per selection rule, beside paper A's numbers
     (rows A05, A08, A09, A10 of ``reported``), read in the light of the positive control
     (``control``: ``philosophers.training.compare_by_n``'s table of notebook 03's held-out test). An adapter
     significantly above the base model at an N where none of its ``episodes`` (the table's)
-    has a meal is named as sitting at the paper reward's degenerate maximum (notebook 01)."""
+    has a meal is named as sitting at the paper reward's degenerate maximum (notebook 01). ``steps``
+    (selection -> words) names the kept steps where the table's ``step`` does not (several seeds')."""
     paper = reported.set_index("id")["value"]
     lines = [
         f"Paper A (Qwen3-14B, N = 5): base {paper['A05']}, GRPO {paper['A08']}, Welch p = {paper['A09']}, "
@@ -136,7 +152,8 @@ def null_result_sentence(
             f"N = {r.n}: {r.base_mean:.3f} → {r.mean:.3f} ({which_test(r)}, {hedges(r)}, {verdict(r._asdict())})"
             for r in rows.itertuples()
         )
-        lines.append(f"Ours ({model}, adapter `{selection}`, step {int(rows['step'].iloc[0])}): {cells}.")
+        kept = (steps or {}).get(selection, f"step {int(rows['step'].iloc[0])}")
+        lines.append(f"Ours ({model}, adapter `{selection}`, {kept}): {cells}.")
     significant = table[table["p"] < ALPHA]
     if significant.empty:
         lines.append(
