@@ -318,6 +318,8 @@ def effect(
     from paperlib import stats
 
     t, c = np.asarray(treatment, float), np.asarray(control, float)
+    if not (t.size and c.size):  # no such run: nothing to test
+        return dict.fromkeys(("ours", "ours_low", "ours_high", "p", "p_tost"), math.nan) | {"test": "", "size": ""}
     if paired:
         ours, low, high = stats.bootstrap_mean_ci(t - c)
         p, test = stats.paired_p(t, c)

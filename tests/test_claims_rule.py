@@ -267,3 +267,9 @@ def test_paired_sides_pool_several_training_seeds_per_key():
     )
     treated, control = stats.paired_sides(frame, "adapter", "coverage", "RLFT", "base", ["seed"])
     assert treated.tolist() == pytest.approx([0.6, 0.7, 0.4]) and control.tolist() == [0.1, 0.2, 0.3]
+
+
+def test_an_effect_with_no_games_on_a_side_is_no_number_and_cannot_be_tested():
+    tested = effect([], [0.1, 0.2], paired=False)
+    assert math.isnan(tested["ours"]) and math.isnan(tested["p"]) and tested["test"] == ""
+    assert verdict("higher", tested["ours"], p=tested["p"]) == "cannot test"
