@@ -48,7 +48,7 @@ ESTIMATES = {
     "06": (1_800, "estimated: 1,465 turns with a rationale each"),
     "11": (578, "measured: the executed notebook's papermill duration"),
     "12": (342, "measured: the executed notebook's papermill duration, four models"),
-    "13": (200, "estimated: as 12"),
+    "13": (2_050, "measured: the executed notebook's papermill duration, the 1.5B thinking 512 tokens a step"),
     "14": (7_560, "measured: two RLFT runs, the harder control and the CoT ablation (README)"),
     "15": (1_200, "estimated: 3,600 steps of seven mechanisms, self-consistency 16 samples a step"),
     "16": (5_400, "measured: the tic-tac-toe run and its CoT ablation (README)"),
