@@ -787,7 +787,7 @@ def rlft_training(log):
             data=log, x="step", y=column, hue="run", palette=palette, marker="o", ms=3, ax=ax, **_per_seed(log)
         )
         ax.set(title=title + " (training instances)", xlabel="update", ylabel=ylabel)
-        ax.legend(title="run", fontsize=7, title_fontsize=7)
+        ax.legend(title="run" + (", a line per training seed" if _per_seed(log) else ""), fontsize=7, title_fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -940,7 +940,9 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
             data=log, x="step", y=column, hue="run", palette=run_colors, marker="o", ms=3, ax=ax, **_per_seed(log)
         )
         ax.set(title=title, xlabel="update", ylabel=ylabel)
-        ax.legend(title="RLFT run", fontsize=7, title_fontsize=7)
+        ax.legend(
+            title="RLFT run" + (", a line per training seed" if _per_seed(log) else ""), fontsize=7, title_fontsize=7
+        )
     axes[1].set_ylim(-0.02, 1.02)
     ax = axes[2]
     main = pd.concat(
