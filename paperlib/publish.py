@@ -118,8 +118,8 @@ CONFIGS: tuple[Config, ...] = (
         "grpo_training_log",
         "03_grpo_training",
         "paper A: the GRPO training curve, its peak and the saved step (reported A14, A15)",
-        "one row per GRPO step of the paper-reward run: reward and its terms, deadlocks, valid calls, KL, "
-        "seconds, the adapter's hash",
+        "one row per GRPO step of the paper-reward run (of each training seed, train_seed, where there are "
+        "several): reward and its terms, deadlocks, valid calls, KL, seconds, the adapter's hash",
         files="03_training_log.parquet",
     ),
     Config(
@@ -133,14 +133,15 @@ CONFIGS: tuple[Config, ...] = (
         "grpo_validation",
         "04_grpo_null_result",
         "paper A: the checkpoint-selection rules (ours: last, best on training, best on validation)",
-        "each saved adapter's mean reward on validation seeds",
+        "each saved adapter's mean reward on validation seeds (per training seed where there are several)",
         files="04_validation.parquet",
     ),
     Config(
         "grpo_eval_episodes",
         "04_grpo_null_result",
         "paper A: base model against the GRPO adapter at each N (reported A05, A08-A12)",
-        "one row per held-out episode, for the base model and each selected adapter, with every reward term",
+        "one row per held-out episode, for the base model and each selected adapter (of each training seed), "
+        "with every reward term",
         files="04_episodes.parquet",
     ),
     Config(
@@ -154,14 +155,16 @@ CONFIGS: tuple[Config, ...] = (
         "rlft_training_log",
         "14_rlft_bandits",
         "paper B: RLFT on the bandits, with and without the exploration bonus (Fig. 6, Fig. 7)",
-        "one row per RLFT update: return, regret, coverage, invalid share, KL, clip fraction, loss, seconds",
+        "one row per RLFT update of each run (and training seed): return, regret, coverage, invalid share, KL, "
+        "clip fraction, loss, seconds",
         files="14_rlft_log.parquet",
     ),
     Config(
         "rlft_held_out_episodes",
         "14_rlft_bandits",
         "paper B: regret and coverage before and after RLFT (reported B17, B22, B23, B30)",
-        "held-out bandit runs of the base model, each RLFT adapter, UCB and random, one row per instance",
+        "held-out bandit runs of the base model, each RLFT adapter (of each training seed), UCB and random, "
+        "one row per instance",
         files="14_held_out_episodes.parquet",
     ),
     Config(
@@ -227,14 +230,16 @@ CONFIGS: tuple[Config, ...] = (
         "tictactoe_rlft_log",
         "16_tictactoe",
         "paper B: RLFT on tic-tac-toe with a value head and GAE (Fig. 9)",
-        "one row per update: training return, wins, losses, invalid moves, value loss, KL, loss, seconds",
+        "one row per update of each run (and training seed): training return, wins, losses, invalid moves, "
+        "value loss, KL, loss, seconds",
         files="16_rlft_log.parquet",
     ),
     Config(
         "tictactoe_held_out_games",
         "16_tictactoe",
         "paper B: returns before and after RLFT, without the legal moves, per thinking budget (reported B24-B28)",
-        "held-out games of the base model, each adapter and the scripted players, one row per game and cell",
+        "held-out games of the base model, each adapter (of each training seed) and the scripted players, "
+        "one row per game and cell",
         files="16_held_out_games.parquet",
     ),
     Config(
