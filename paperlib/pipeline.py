@@ -43,15 +43,24 @@ PROGRESS_EVERY = 10.0  # seconds between two console lines of one progress bar
 ESTIMATES = {
     "01": (10, "measured: scripted policies only"),
     "02": (1_447, "measured: three models, 30 episodes per cell (README)"),
-    "03": (8_400, "measured: two 16-step GRPO runs, 7,967 s in the training log, then the positive control"),
-    "04": (7_300, "estimated: 22,000 decisions (validation and evaluation) at the measured 3 per second"),
+    "03": (
+        7_500,
+        "estimated: the positive control and three paper-reward runs, 64 GRPO steps at about 110 s on the bfloat16 trainer",
+    ),
+    "04": (
+        16_200,
+        "estimated: 43,500-57,000 decisions (three seeds' validation and kept adapters, the base model once) at the measured 3 per second",
+    ),
     "06": (1_800, "estimated: 1,465 turns with a rationale each"),
     "11": (578, "measured: the executed notebook's papermill duration"),
     "12": (342, "measured: the executed notebook's papermill duration, four models"),
     "13": (2_050, "measured: the executed notebook's papermill duration, the 1.5B thinking 512 tokens a step"),
-    "14": (7_560, "measured: two RLFT runs, the harder control and the CoT ablation (README)"),
+    "14": (
+        8_100,
+        "estimated: 72 RLFT updates (three seeds, with and without the bonus) at about 95 s, the controls, the CoT ablation and the held-out play",
+    ),
     "15": (1_200, "estimated: 3,600 steps of seven mechanisms, self-consistency 16 samples a step"),
-    "16": (5_400, "measured: the tic-tac-toe run and its CoT ablation (README)"),
+    "16": (6_000, "estimated: three seeds' 36 updates, the CoT ablation and the held-out cells (README, three seeds)"),
     "90": (10, "measured: builds the release from the data"),
     "99": (5, "measured: stacks the claims"),
 }
