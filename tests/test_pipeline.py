@@ -275,6 +275,8 @@ def test_from_data_without_the_data_stops_in_one_line_and_goes_on(tmp_path):
     (tmp_path / "notebooks").mkdir()
     for name in ("01_environment_and_reward.ipynb", "99_claims.ipynb"):
         shutil.copy(paths.NOTEBOOKS / name, tmp_path / "notebooks")
+    (tmp_path / "data").mkdir()  # the papers' numbers are part of the repository, not generated data
+    shutil.copy(paths.PAPER_REPORTED, tmp_path / "data")
     env = {**os.environ, "PAPERLIB_HOME": str(tmp_path)}
     result = subprocess.run(
         [sys.executable, "-m", "paperlib.cli", "notebooks", "--profile", "smoke", "--only", "01", "99", "--from-data"],
