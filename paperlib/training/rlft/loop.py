@@ -266,9 +266,10 @@ class Trainer:
         with torch.no_grad(), self.autocast():
             for batch in (batches[b] for b in self.processes.mine(batches)):
                 tensors = self._tensors(prompts, completions, batch)
-                score = objective.reference_logprobs if not adapter else objective.completion_logprobs
-                logprobs = score(self.model, **tensors)
-                logprobs = logprobs if not adapter else logprobs.logprobs
+                if adapter:
+                    logprobs = objective.completion_logprobs(self.model, **tensors).logprobs
+                else:
+                    logprobs = objective.reference_logprobs(self.model, **tensors)
                 scored += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, logprobs)]
         return {i: row.to(self.device) for i, row in self.processes.gather(scored)}
 
