@@ -12,6 +12,7 @@ DATA = ROOT / "data"
 FIGURES = ROOT / "figures"
 NOTEBOOKS = ROOT / "notebooks"
 BUILD = ROOT / "build"
+RUNS = ROOT / "runs"
 EXECUTED_NOTEBOOKS = BUILD / "notebooks"
 CACHE = Path(os.environ.get("PAPERLIB_CACHE", ROOT / ".cache")).resolve()
 MODELS = CACHE / "models"
@@ -33,3 +34,11 @@ def outputs(profile: str) -> tuple[Path, Path]:
     if profile == "smoke":
         return BUILD / "smoke" / "data", BUILD / "smoke" / "figures"
     return DATA / profile, FIGURES / profile
+
+
+def runs(profile: str) -> Path:
+    """Where the training notebooks keep their runs for ``profile``: ``runs/<profile>``. Every
+    file of a run but its checkpoints (``checkpoint-<step>/``, git-ignored) is kept in git, so a
+    training notebook longer than a session resumes in the next from its logs, rollouts and
+    evaluation stores (``paperlib.training.checkpoints``); ``runs/smoke`` is ignored whole."""
+    return RUNS / profile
