@@ -1,11 +1,19 @@
 """Fixtures several test modules share: a smoke run of each trainer on its game (SmolLM2, two
-steps), trained once per session and read by the slow tests of that game, and the check that
-a stopped run resumes to the same log."""
+steps), trained once per session and read by the slow tests of that game, the check that a
+stopped run resumes to the same log, and the check that a run's record replays to the same
+adapters."""
+
+import shutil
 
 import pandas as pd
 import pytest
 
-from paperlib.training.checkpoints import RunDir
+from paperlib.training.checkpoints import RunDir, file_hash
+
+
+def _measured(log: pd.DataFrame) -> list[str]:
+    """A training log's columns that are measurements (timings, memory): they differ between runs."""
+    return [c for c in log.columns if c.endswith("seconds")] + ["peak_rss_gb"]
 
 
 def _smoke_run(tmp_path_factory, name, settings, train):
@@ -50,8 +58,29 @@ def resumes_to_the_same_log(tmp_path):
         first = train(settings, tmp_path, stop_after=1, progress=False)
         assert list(first["step"]) == [1] and RunDir(tmp_path).steps_saved() == [1]
         resumed = train(settings, tmp_path, progress=False)
-        timing = [c for c in uninterrupted.columns if c.endswith("seconds")] + ["peak_rss_gb"]  # measurements
+        timing = _measured(uninterrupted)
         pd.testing.assert_frame_equal(resumed.drop(columns=timing), uninterrupted.drop(columns=timing))
         assert train(settings, tmp_path, progress=False).equals(resumed)  # finished: nothing to do
+
+    return check
+
+
+@pytest.fixture
+def replays_to_the_same_adapters(tmp_path):
+    """A check: a finished smoke run's record without its checkpoints (what a checkout keeps) is
+    returned as it is by ``train``, which makes no checkpoint; ``train(..., replay=True)`` brings
+    every checkpoint back, each holding the adapter its log row names, and ends with the same log."""
+
+    def check(smoke_run, train):
+        settings, run, log = smoke_run
+        record = tmp_path / "record"
+        shutil.copytree(run.path, record, ignore=shutil.ignore_patterns("checkpoint-*"))
+        assert train(settings, record, progress=False).equals(log) and not RunDir(record).steps_saved()
+        replayed = train(settings, record, progress=False, replay=True)
+        timing = _measured(log)
+        pd.testing.assert_frame_equal(replayed.drop(columns=timing), log.drop(columns=timing))
+        saved = RunDir(record).steps_saved()
+        assert saved == list(log["step"])
+        assert [file_hash(RunDir(record).checkpoint(k)) for k in saved] == list(log["adapter_hash"])
 
     return check

@@ -19,7 +19,7 @@ from paperlib.philosophers.training import (
     validate,
 )
 from paperlib.training import grpo
-from paperlib.training.checkpoints import RunDir, adapter_hash, file_hash
+from paperlib.training.checkpoints import RunDir, adapter_hash, each_adapter, file_hash
 from paperlib.training.grpo import Rollout, train
 from paperlib.training.settings import settings_table
 
@@ -157,11 +157,11 @@ def test_the_adapter_hash_is_the_files_and_sees_every_value(tmp_path):
     assert adapter_hash({"a": torch.zeros(6)}) != adapter_hash({"a": torch.zeros(2, 3)})  # the shape counts
 
 
-def test_rewind_drops_what_a_killed_run_left_after_its_last_complete_checkpoint(tmp_path):
+def test_rewind_drops_a_half_written_checkpoint_and_keeps_the_record_a_redone_step_must_repeat(tmp_path):
     run = RunDir(tmp_path)
     run.claim({"x": 1})
     for step in (1, 2, 3):
-        run.append_log({"step": step, "train_reward": step / 10})
+        run.append_log({"step": step, "train_reward": step / 10, "adapter_hash": f"h{step}"})
         run.save_rollouts(step, pd.DataFrame({"train_step": [step]}), pd.DataFrame({"train_step": [step]}))
         run.checkpoint(step).mkdir()
         (run.checkpoint(step) / "adapter_model.safetensors").write_text("")
@@ -170,13 +170,30 @@ def test_rewind_drops_what_a_killed_run_left_after_its_last_complete_checkpoint(
         (run.checkpoint(step) / "trainer_state.json").write_text("{}")
     assert run.steps_saved() == [1, 2]
     assert run.rewind() == 2
-    assert list(run.log()["step"]) == [1, 2] and not run.checkpoint(3).exists()
-    assert list(run.rollouts("episodes")["train_step"]) == [1, 2] == list(run.rollouts("steps")["train_step"])
-    run.append_log({"step": 2, "train_reward": 0.5})  # a redone step replaces its row
-    assert list(run.log()["train_reward"]) == [0.1, 0.5]
+    assert not run.checkpoint(3).exists() and run.recorded_steps() == [1, 2, 3]
+    assert list(run.rollouts("episodes")["train_step"]) == [1, 2, 3] == list(run.rollouts("steps")["train_step"])
+    run.append_log({"step": 3, "train_reward": 0.5, "adapter_hash": "h3"})  # redone as recorded: replaces its row
+    assert list(run.log()["train_reward"]) == [0.1, 0.2, 0.5]
+    with pytest.raises(ValueError, match=r"step 2 of .* redone gave adapter_hash other, its record h2") as error:
+        run.append_log({"step": 2, "train_reward": 0.2, "adapter_hash": "other"})
+    assert "\n" not in str(error.value) and list(run.log()["adapter_hash"]) == ["h1", "h2", "h3"]
     with pytest.raises(ValueError, match=r"holds another run \(its x differ\)"):
         run.claim({"x": 2})
     run.claim({"x": 1})  # the same run: resumes
+
+
+def test_a_finished_record_is_not_trained_again_and_an_adapter_it_lacks_asks_for_a_replay(tmp_path, monkeypatch):
+    """A checkout keeps a run's record, not its checkpoints: training the finished record again
+    loads no model, and an adapter without its checkpoint is refused, naming the replay."""
+    monkeypatch.setattr("paperlib.models.load_local", lambda *a, **k: pytest.fail("a model was loaded"))
+    settings = recipe("smoke")
+    run = RunDir(tmp_path)
+    run.claim(settings.config())
+    for step in range(1, settings.steps + 1):
+        run.append_log({"step": step, "adapter_hash": f"h{step}"})
+    assert train(settings, tmp_path, progress=False).equals(run.log()) and not run.steps_saved()
+    with pytest.raises(ValueError, match=r"no saved adapter of step 2 .*recorded without checkpoint: 1, 2, which a"):
+        list(each_adapter(run, settings.model, {"last": 2}))
 
 
 # -- the rollout's rows, over a scripted backend -------------------------------------------------
@@ -445,6 +462,11 @@ def test_the_positive_control_rises(tmp_path):
     trained = valid_share(PeftModel.from_pretrained(lm, str(RunDir(tmp_path).checkpoint(settings.steps))))
     assert trained.mean() > base.mean() + 0.2
     assert stats.welch(trained, base)[1] < 0.01
+
+
+@pytest.mark.slow
+def test_a_record_without_checkpoints_replays_to_the_same_adapters(grpo_smoke_run, replays_to_the_same_adapters):
+    replays_to_the_same_adapters(grpo_smoke_run, train)
 
 
 @pytest.mark.slow

@@ -309,6 +309,11 @@ def test_a_stopped_run_resumes_to_the_same_log(bandit_smoke_run, resumes_to_the_
 
 
 @pytest.mark.slow
+def test_a_record_without_checkpoints_replays_to_the_same_adapters(bandit_smoke_run, replays_to_the_same_adapters):
+    replays_to_the_same_adapters(bandit_smoke_run, train)
+
+
+@pytest.mark.slow
 def test_held_out_evaluation_plays_each_adapter_on_the_same_instances(bandit_smoke_run):
     settings, run, log = bandit_smoke_run
     episodes, steps = evaluate_adapters(run.path, {"base": None, "last": 2}, instances=3, progress=False)

@@ -37,7 +37,7 @@ from paperlib.bandits.prompts import STYLES
 from paperlib.training import compare
 from paperlib.training.checkpoints import RunDir, each_adapter
 from paperlib.training.held_out import play_adapters
-from paperlib.training.rlft.loop import RLFTSettings
+from paperlib.training.rlft.loop import RLFTSettings, train
 from paperlib.training.settings import at_least_one
 
 POOL_SEEDS = 2_000_000  # the training pool: instances POOL_SEEDS .. POOL_SEEDS + pool - 1, every run's
@@ -255,6 +255,7 @@ def evaluate_adapters(
         play,
         size=instances,
         max_batch=instances,
+        restore=lambda: train(s, out, progress=progress, replay=True),
         shared_base=shared_base,
         base_key={**same_play, "eval_temperature": s.eval_temperature, "seed": s.seed if s.eval_temperature else None},
     )
@@ -267,8 +268,6 @@ def train_and_evaluate(
     and the last adapter (``RLFT``) on ``instances`` held-out instances: (the training log, the
     held-out episodes). Notebook 14's runs beside its main recipe (the harder control, the CoT
     ablation)."""
-    from paperlib.training.rlft.loop import train
-
     log = train(settings, out, progress=progress)
     episodes, _ = evaluate_adapters(out, {"base": None, "RLFT": settings.updates}, instances, progress=progress)
     return log, episodes

@@ -41,7 +41,7 @@ no-deadlock credit needs a meal (``paperlib.philosophers.reward``); ``valid``, t
 the episode's decisions that were valid actions, the positive control **[ours]**.
 
 After training: :func:`play_adapters` plays held-out episodes of saved adapters,
-:func:`validate` each saved step's validation episodes (checkpoint selection's ``best_val``),
+:func:`validate` each trained step's validation episodes (checkpoint selection's ``best_val``),
 :func:`compare_by_n` each adapter against the base model at each N, and
 :func:`lens_of_last_adapter` notebook 06's knowing-doing lens on the last adapter.
 """
@@ -56,7 +56,7 @@ import pandas as pd
 
 from paperlib.training import compare
 from paperlib.training.checkpoints import RunDir, each_adapter
-from paperlib.training.grpo import GRPOSettings
+from paperlib.training.grpo import GRPOSettings, train
 from paperlib.training.held_out import play_adapters as play_held_out
 from paperlib.training.settings import at_least_one
 
@@ -280,12 +280,13 @@ def play_adapters(
     progress: bool = True,
     shared_base=None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Episodes of the run in ``out`` under each of ``adapters`` (label -> a saved step, or None for
-    the base model: the adapter disabled): ``episodes`` episodes at each N of ``ns``, episode e
-    with seed ``first_seed + e`` under every adapter, played with the run's prompt, temperature,
-    token budget, R and turn order, and the sampling seed ``seed`` (default: the run's). One
-    resumable store per label under ``rollouts_dir`` (``paperlib.philosophers.evaluate``): a
-    rerun plays only what is missing. Rows carry ``adapter`` (the label), ``step`` (0: the base
+    """Episodes of the run in ``out`` under each of ``adapters`` (label -> a trained step, replayed
+    when its checkpoint is not here, or None for the base model: the adapter disabled):
+    ``episodes`` episodes at each N of ``ns``, episode e with seed ``first_seed + e`` under every
+    adapter, played with the run's prompt, temperature, token budget, R and turn order, and the
+    sampling seed ``seed`` (default: the run's). One resumable store per label under
+    ``rollouts_dir`` (``paperlib.philosophers.evaluate``): a rerun plays only what is missing, and
+    loads no model when nothing is. Rows carry ``adapter`` (the label), ``step`` (0: the base
     model) and ``adapter_hash`` (of the saved adapter file; "base"). With ``shared_base``, the base
     model's store is kept there for every run that plays it the same way (three training seeds
     evaluated with one sampling ``seed``), so it is played once."""
@@ -314,7 +315,7 @@ def play_adapters(
             labels=labels,
             progress=progress,
         )
-        return add_outcomes(played), steps
+        return played, steps
 
     same_play = {
         "prompt": s.prompt,
@@ -327,21 +328,32 @@ def play_adapters(
         "episodes": episodes,
         "first_seed": first_seed,
     }
-    return play_held_out(
-        out, adapters, {"": ns}, rollouts_dir, play, step="step", shared_base=shared_base, base_key=same_play
+    episodes, steps = play_held_out(
+        out,
+        adapters,
+        {"": ns},
+        rollouts_dir,
+        play,
+        size=len(ns) * episodes,
+        resumes=True,
+        restore=lambda: train(s, out, progress=progress, replay=True),
+        step="step",
+        shared_base=shared_base,
+        base_key=same_play,
     )
+    return add_outcomes(episodes), steps
 
 
 def validate(out, episodes: int, n: int | None = None, progress: bool = True) -> pd.DataFrame:
-    """Validation episodes for every saved step of the run in ``out`` (``best_val``'s table): at each
+    """Validation episodes for every trained step of the run in ``out`` (``best_val``'s table): at each
     step, ``episodes`` episodes with seeds ``VALIDATION_SEEDS + e`` (disjoint from training's and
     from the evaluation's), the same seeds and sampling seed for every step, at the run's N (or
     ``n``) and R (:func:`play_adapters`). One row per episode, with its ``step``; kept under the
     run's ``validation/``, so a rerun plays only what is missing."""
     s, run = TableSettings.of_run(out), RunDir(out)
-    steps = {f"step-{k}": k for k in run.steps_saved()}
+    steps = {f"step-{k}": k for k in run.recorded_steps()}
     if not steps:
-        raise ValueError(f"{out} holds no saved step to validate")
+        raise ValueError(f"{out} holds no trained step to validate")
     table, _ = play_adapters(
         out, steps, [n or s.n], episodes, VALIDATION_SEEDS, run.path / "validation", progress=progress
     )
@@ -375,20 +387,22 @@ def compare_by_n(
 
 
 def lens_of_last_adapter(out, profile, seed: int, rollouts_dir, progress: bool = True) -> pd.DataFrame | None:
-    """Notebook 06's knowing-doing lens (``philosophers.knowing_doing.run_lens``) on the last saved
-    adapter of the run in ``out`` (the one the paper keeps), for the lens model the run trained:
-    its classified turns, labelled ``adapter`` = "GRPO step K"; None when the run has no saved
-    step or trained no lens model of ``profile``."""
+    """Notebook 06's knowing-doing lens (``philosophers.knowing_doing.run_lens``) on the last
+    adapter of the run in ``out`` (the one the paper keeps; replayed when its checkpoint is not
+    here), for the lens model the run trained: its classified turns, labelled ``adapter`` =
+    "GRPO step K"; None when the run has no trained step or trained no lens model of ``profile``."""
     from paperlib.backends.hf import HFBackend
     from paperlib.philosophers.knowing_doing import run_lens
 
     run = RunDir(out)
-    if not run.config_path.exists() or not run.steps_saved():
+    if not run.config_path.exists() or not run.recorded_steps():
         return None
     s = TableSettings.of_run(out)
     if s.model not in {model for model, _ in profile.lens_models}:
         return None
-    last = run.steps_saved()[-1]
+    last = run.recorded_steps()[-1]
+    if last not in run.steps_saved():
+        train(s, out, progress=progress, replay=True)
     for label, _, model, tokenizer, _ in each_adapter(run, s.model, {f"GRPO step {last}": last}):
         backend = HFBackend(s.model, lm=model, tokenizer=tokenizer, max_batch=profile.gap_max_batch)
         return run_lens(profile, seed, rollouts_dir, adapter=label, progress=progress, backends={s.model: backend})

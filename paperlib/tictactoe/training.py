@@ -38,7 +38,7 @@ import pandas as pd
 from paperlib.training import compare
 from paperlib.training.held_out import play_adapters
 from paperlib.training.rlft import GAE_GAMMA, GAE_LAMBDA, VALUE_COEF
-from paperlib.training.rlft.loop import RLFTSettings
+from paperlib.training.rlft.loop import RLFTSettings, train
 from paperlib.training.settings import at_least_one
 
 HELD_OUT_SEEDS = 5_000_000  # held-out games: HELD_OUT_SEEDS + g, the same for every adapter and cell
@@ -280,6 +280,7 @@ def evaluate(
         play,
         size=games,
         max_batch=games,
+        restore=lambda: train(s, out, progress=progress, replay=True),
         shared_base=shared_base,
         base_key={"eval_temperature": s.eval_temperature, "seed": s.seed if s.eval_temperature else None},
     )

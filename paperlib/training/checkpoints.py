@@ -13,8 +13,18 @@ keep their runs here, one adapter per optimiser step. The layout under the run d
 Order of writes within a step, so a run killed at any point resumes to the same log as an
 uninterrupted one: rollouts and the log row first, the checkpoint last. A step counts as
 done once its checkpoint is complete (``COMPLETE_MARKER`` written, the trainer's last
-file); on resume everything of a later step (log rows, rollouts, a half-written
-checkpoint) is dropped and redone.
+file); on resume a half-written checkpoint is dropped and training goes on from the last
+complete one.
+
+The log and the rollouts are the run's *record*; the checkpoints are not part of it. A
+checkout keeps a run's record and not its checkpoints (``paperlib.paths.runs``: git ignores
+``checkpoint-*``), so a record may hold steps whose checkpoints are not here. A finished
+record is a finished run: training it again does nothing, and whatever reads only its log,
+rollouts or evaluation stores needs no checkpoint. What needs an adapter that is not here
+replays the run (each trainer's ``train(..., replay=True)``): the trainer redoes the steps
+from the last checkpoint here, and each redone step must play with, and end at, the adapters
+its recorded row names (:data:`REPLAYED`), or :meth:`RunDir.append_log` refuses it in one
+line. A run killed mid-step is the same case, one step long.
 
 The adapter hash (:func:`adapter_hash`) is the sha256 of the adapter's tensors (names,
 dtypes, shapes and bytes, in name order): what an adapter file holds, independent of its
@@ -44,6 +54,9 @@ if TYPE_CHECKING:
 ADAPTER_FILE = "adapter_model.safetensors"
 COMPLETE_MARKER = "trainer_state.json"  # transformers' Trainer writes it last in a checkpoint
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
+# the log's columns a redone step must reproduce: the adapter that played its rollout and the one
+# it ended at (both trainers log them)
+REPLAYED = ("rollout_adapter_hash", "adapter_hash")
 
 
 def adapter_hash(tensors: Mapping[str, torch.Tensor]) -> str:
@@ -127,21 +140,20 @@ class RunDir:
         return saved[-1] if saved else 0
 
     def rewind(self) -> int:
-        """Drop whatever a killed run left of steps after the last complete checkpoint (log rows,
-        rollouts, half-written checkpoints); return that step, where training resumes."""
+        """Drop the checkpoints a killed run left half-written; return the last complete one's step,
+        where training goes on. The record (log rows, rollouts) stays: a redone step is checked
+        against it (:meth:`append_log`) and replaces it."""
         last = self.last_step()
         for p in self.path.glob("checkpoint-*"):
             m = _CHECKPOINT.fullmatch(p.name)
             if m and int(m.group(1)) > last:
                 shutil.rmtree(p)
-        log = self.log()
-        if len(log) and log["step"].max() > last:
-            write_parquet(log[log["step"] <= last], self.log_path)
-        for kind in ("episodes", "steps"):
-            for p in (self.path / "rollouts" / kind).glob("step-*.parquet"):
-                if int(p.stem.split("-")[1]) > last:
-                    p.unlink()
         return last
+
+    def recorded_steps(self) -> list[int]:
+        """The steps the log records, in order: a finished run's steps, whether or not their
+        checkpoints are here."""
+        return sorted(int(step) for step in self.log()["step"])
 
     # -- the training log ------------------------------------------------------------
     @property
@@ -152,8 +164,18 @@ class RunDir:
         return pd.read_parquet(self.log_path) if self.log_path.exists() else pd.DataFrame({"step": []})
 
     def append_log(self, row: dict) -> None:
-        """Add (or, for a step redone after a resume, replace) the row of ``row['step']``."""
+        """Add the row of ``row['step']``, or replace the recorded row of a step redone (after a
+        resume, or in a replay): refused in one line when the redone step played with, or ended
+        at, other adapters than the record's (:data:`REPLAYED`)."""
         log = self.log()
+        held = log[log["step"] == row["step"]]
+        for column in REPLAYED:
+            if len(held) and column in held and held[column].iloc[0] != row.get(column):
+                raise ValueError(
+                    f"step {row['step']} of {self.path} redone gave {column} {str(row.get(column))[:12]}, "
+                    f"its record {str(held[column].iloc[0])[:12]}: training here does not repeat the recorded "
+                    f"run, so its later record and evaluations would not match; delete {self.path} to train afresh"
+                )
         if len(log):
             log = log[log["step"] != row["step"]]
         new = pd.DataFrame([row])
@@ -192,9 +214,12 @@ def each_adapter(run: RunDir, model: str, adapters: dict) -> Iterator[tuple[str,
     saved = run.steps_saved()
     unknown = [str(k) for k in adapters.values() if k is not None and k not in saved]
     if unknown or not saved:
+        recorded = [str(k) for k in run.recorded_steps() if k not in saved]
         raise ValueError(
             f"{run.path} has no saved adapter of step {', '.join(unknown) or 'any'} "
-            f"(saved: {', '.join(map(str, saved)) or 'none'})"
+            f"(saved: {', '.join(map(str, saved)) or 'none'}"
+            + (f"; recorded without checkpoint: {', '.join(recorded)}, which a replay restores" if recorded else "")
+            + ")"
         )
     lm, tokenizer = load_local(model)
     with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API

@@ -20,7 +20,9 @@ def play_adapters(
     directory,
     play,
     *,
-    size: int | None = None,
+    size: int,
+    resumes: bool = False,
+    restore=None,
     step: str = "update",
     max_batch: int | None = None,
     shared_base=None,
@@ -33,12 +35,15 @@ def play_adapters(
     steps), ``labels`` being ``adapter``, ``step`` (the column's name; 0: the base model),
     ``adapter_hash`` (of the saved file; "base") and, in a named cell, ``cell``.
 
-    With ``size``, a store holding ``size`` episodes is read back as it is, a partial one is
-    refused in one line, and what ``play`` returns is written to its empty store; the model
-    loads (once) only when some store is empty. Without, ``play`` resumes the store itself (as
-    ``paperlib.philosophers.evaluate`` does), and every label plays. The backend batches up to
-    ``max_batch`` rows (None: the backend's default). Step rows carry ``adapter`` (and ``cell``)
-    too. Returns every label's rows, label by label, cell by cell, however much was resumed.
+    A store holding ``size`` episodes (a cell's all) is read back as it is; the model loads (once)
+    only when some store holds fewer. With ``resumes``, ``play`` writes its store itself and
+    resumes a partial one (as ``paperlib.philosophers.evaluate`` does); without, a partial store
+    is refused in one line and what ``play`` returns is written to its empty store. When an
+    adapter to play has no checkpoint here (a checkout keeps a run's record, not its
+    checkpoints), ``restore()`` brings them back (the game's trainer replays the run), else the
+    adapter is refused in one line. The backend batches up to ``max_batch`` rows (None: the
+    backend's default). Step rows carry ``adapter`` (and ``cell``) too. Returns every label's
+    rows, label by label, cell by cell, however much was resumed.
 
     The base model plays the same rows for every run of the same model whose evaluation settings
     agree (a CoT run and its ablation on the cells they share, three training seeds): with
@@ -61,16 +66,18 @@ def play_adapters(
     stores = {(label, name): RolloutStore(home(label) / name) for label in adapters for name in cells}
     played, pending = {}, {}
     for (label, name), store in stores.items():
-        held = store.episodes() if size is not None else pd.DataFrame()
-        if size is not None and len(held) == size:
+        held = store.episodes()
+        if len(held) == size:
             played[label, name] = held, store.steps()
-        elif len(held):
+        elif len(held) and not resumes:
             raise ValueError(
                 f"{store.directory} holds {len(held)} held-out episodes, not {size}: delete it to play them again"
             )
         else:
             pending.setdefault(label, []).append(name)
     todo = {label: adapters[label] for label in pending}
+    if restore is not None and any(k is not None and k not in run.steps_saved() for k in todo.values()):
+        restore()
     options = {} if max_batch is None else {"max_batch": max_batch}
     for label, number, model, tokenizer, hashed in each_adapter(run, model_name, todo) if todo else ():
         backend = HFBackend(model_name, lm=model, tokenizer=tokenizer, **options)
@@ -83,7 +90,7 @@ def play_adapters(
                 stores[label, name],
             )
             steps = steps.assign(adapter=label, **where)
-            if size is not None:
+            if not resumes:
                 stores[label, name].append(episodes, steps)
             played[label, name] = episodes, steps
     return (

@@ -287,16 +287,24 @@ def build_trainer(settings: GRPOSettings, run: RunDir, stop_after: int | None = 
     return trainer
 
 
-def train(settings: GRPOSettings, out, stop_after: int | None = None, progress: bool = True) -> pd.DataFrame:
+def train(
+    settings: GRPOSettings, out, stop_after: int | None = None, progress: bool = True, replay: bool = False
+) -> pd.DataFrame:
     """Run (or resume) ``settings`` in the directory ``out``; return its training log.
 
-    ``stop_after``: stop once that step is saved, as a killed run would (a rerun resumes)."""
+    ``stop_after``: stop once that step is saved, as a killed run would (a rerun resumes). A
+    finished record is returned as it is, unless ``replay``: then the steps recorded without a
+    checkpoint here are redone, each checked against its record
+    (:mod:`paperlib.training.checkpoints`)."""
     settings.check()
     run = RunDir(out)
     run.claim(settings.config())
     done = run.rewind()
-    if done < min(settings.steps, stop_after or settings.steps):
-        with quiet_trl():
-            trainer = build_trainer(settings, run, stop_after, progress)
-            trainer.train(resume_from_checkpoint=str(run.checkpoint(done)) if done else None)
+    last = min(settings.steps, stop_after or settings.steps)
+    recorded = run.recorded_steps()
+    if done >= last or (not replay and recorded and recorded[-1] >= last):
+        return run.log()
+    with quiet_trl():
+        trainer = build_trainer(settings, run, stop_after, progress)
+        trainer.train(resume_from_checkpoint=str(run.checkpoint(done)) if done else None)
     return run.log()

@@ -376,9 +376,13 @@ class Trainer:
         }
 
 
-def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: bool = True) -> pd.DataFrame:
+def train(
+    settings: RLFTSettings, out, stop_after: int | None = None, progress: bool = True, replay: bool = False
+) -> pd.DataFrame:
     """Run (or resume) ``settings`` in the directory ``out``; return its training log (one row per
-    update). ``stop_after``: stop once that update is saved, as a killed run would."""
+    update). ``stop_after``: stop once that update is saved, as a killed run would. A finished
+    record is returned as it is, unless ``replay``: then the updates recorded without a checkpoint
+    here are redone, each checked against its record (:mod:`paperlib.training.checkpoints`)."""
     from tqdm.auto import tqdm
 
     from paperlib.llm.traces import seat_traces
@@ -395,7 +399,8 @@ def train(settings: RLFTSettings, out, stop_after: int | None = None, progress: 
 
     done = processes.from_main(claim)
     last = min(settings.updates, stop_after or settings.updates)
-    if done >= last:
+    recorded = run.recorded_steps()
+    if done >= last or (not replay and recorded and recorded[-1] >= last):
         return run.log()
     trainer = Trainer(settings, run, processes)
     if done:
