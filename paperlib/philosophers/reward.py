@@ -15,7 +15,7 @@
 The flaw the paper found: zero actions and zero meals score r_nd = 1 and nothing
 else, the maximum 1.0. ``reward_shaped`` is the paper's proposed fix: the
 no-deadlock credit counts only when at least one meal was eaten. More variants go
-in ``VARIANTS``.
+in ``VARIANTS``; :func:`invalid_penalty` is paper B's fix on this table (notebook 05).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from paperlib.philosophers.bound import max_meals
+from paperlib.training.rlft import INVALID_PENALTY
 
 ALPHA, BETA, GAMMA, DELTA = 1.0, 0.5, 0.3, 0.1
 
@@ -92,3 +93,17 @@ def score(outcome: EpisodeOutcome) -> dict[str, float]:
     for name, variant in VARIANTS.items():
         row[f"reward_{name}"] = variant(outcome, parts)
     return row
+
+
+def invalid_penalty(failed_calls, n, rounds):
+    """Paper B's fix on paper A's table (notebook 05): paper B's ``INVALID_PENALTY`` (-5, its Sec. 3)
+    for each invalid or missing call of an episode, on paper A's scale **[ours: the scale]**.
+
+    Paper B adds -5 to the reward of each step whose output held no valid action, a step reward
+    on a unit scale (standardised); paper A's reward is one number per episode in [0, 1], shared
+    by the episode's N x R decisions, so one decision's unit is 1 / (N R): each failed call (an
+    action the rules refuse, or no parseable call) costs 5 / (N R). An episode of failed calls
+    only loses 5, five times the reward's range, as a bandit run of invalid steps loses 5 per step
+    against step rewards of about 1. Vectorised: ``failed_calls``, ``n``, ``rounds`` may be
+    columns."""
+    return INVALID_PENALTY * failed_calls / (n * rounds)

@@ -38,7 +38,17 @@ How episodes become trl's rows:
 
 Rewards (``reward``): ``paper``, paper A's clipped reward; ``shaped``, its variant whose
 no-deadlock credit needs a meal (``paperlib.philosophers.reward``); ``valid``, the share of
-the episode's decisions that were valid actions, the positive control **[ours]**.
+the episode's decisions that were valid actions, the positive control **[ours]**;
+``shaped_penalty``, the shaped reward plus paper B's penalty for each invalid or missing call,
+on paper A's scale (``paperlib.philosophers.reward.invalid_penalty``; notebook 05).
+
+A curriculum over N (``curriculum``, paper A's third prescription; notebook 05) plays each
+block of steps at its own N (:meth:`TableSettings.n_at`). trl takes a fixed number of rows per
+step, so every step trains the rows of ``min(curriculum)`` seats per episode: all of them at
+the smallest N, a sample drawn from the episode's seed at a larger one
+(:meth:`TableSettings.trained_seats`). The other seats play (their episode needs them) but add
+no row. Why rows are sampled rather than padded or grouped differently, and what it costs:
+``SOURCES["curriculum"]``.
 
 After training: :func:`play_adapters` plays held-out episodes of saved adapters,
 :func:`validate` each trained step's validation episodes (checkpoint selection's ``best_val``),
@@ -50,10 +60,12 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from dataclasses import dataclass
 
 import pandas as pd
 
+from paperlib.philosophers.reward import invalid_penalty
 from paperlib.training import compare
 from paperlib.training.checkpoints import RunDir, each_adapter
 from paperlib.training.grpo import GRPOSettings, train
@@ -61,7 +73,12 @@ from paperlib.training.held_out import play_adapters as play_held_out
 from paperlib.training.settings import at_least_one
 
 # reward name -> the episode column it reads
-REWARDS = {"paper": "reward", "shaped": "reward_shaped", "valid": "valid_share"}
+REWARDS = {
+    "paper": "reward",
+    "shaped": "reward_shaped",
+    "valid": "valid_share",
+    "shaped_penalty": "reward_shaped_penalty",
+}
 ROW_LAYOUTS = ("seat", "turn")
 COMPONENTS = ("r_nd", "r_thru", "r_fair", "r_idle")
 # Episode seeds of training runs start here [ours]: disjoint from the evaluation's (episode
@@ -84,29 +101,59 @@ class TableSettings(GRPOSettings):
     prompt: str = "options-v1"
     mode: str = "simultaneous"
     rows: str = "turn"
+    val_episodes: int = 30  # validation episodes per trained step (checkpoint selection's best_val); 0: none
+    # -- proposed by the paper, not run there (notebook 05): N per block of steps; empty: every step at n
+    curriculum: tuple[int, ...] = ()
 
     progress = ("train_reward", "valid_share_mean")
 
     @property
+    def row_seats(self) -> int:
+        """Seats per episode that give rows: every seat, or the curriculum's smallest N (the module doc)."""
+        return min(self.curriculum) if self.curriculum else self.n
+
+    @property
     def row_count(self) -> int:
-        """Rows of one step's batch: every seat (and turn) of every episode."""
-        per_episode = self.n * (self.rounds if self.rows == "turn" else 1)
+        """Rows of one step's batch: every trained seat (and turn) of every episode."""
+        per_episode = self.row_seats * (self.rounds if self.rows == "turn" else 1)
         return per_episode * self.groups * self.group_size
 
     @property
     def batch_size(self) -> int:
-        """Every philosopher of the step's episodes decides at once."""
-        return self.n * self.groups * self.group_size
+        """Every philosopher of the step's episodes decides at once (at the largest N)."""
+        return max(self.curriculum or (self.n,)) * self.groups * self.group_size
 
     @property
     def shape(self) -> str:
+        table = f"N = {' → '.join(map(str, self.curriculum))}" if self.curriculum else f"N = {self.n}"
         return (
-            f"{self.row_count} {self.rows} rows (N = {self.n}, R = {self.rounds}, {self.groups} groups of "
-            f"{self.group_size})"
+            f"{self.row_count} {self.rows} rows ({table}, R = {self.rounds}, {self.groups} groups of {self.group_size})"
         )
+
+    def n_at(self, step: int) -> int:
+        """The N of ``step`` (1-based): the curriculum's blocks of consecutive steps, as equal as
+        possible, the longer ones first (16 steps over 5, 10, 15: 6, 5, 5); else ``n``."""
+        if not self.curriculum:
+            return self.n
+        return self.curriculum[(step - 1) * len(self.curriculum) // self.steps]
+
+    def trained_seats(self, seed: int, n: int) -> list[int]:
+        """The seats of an episode with ``seed`` at ``n`` philosophers whose decisions are rows:
+        all at ``row_seats`` philosophers, else ``row_seats`` of them drawn from the seed."""
+        if n == self.row_seats:
+            return list(range(n))
+        return sorted(random.Random(seed).sample(range(n), self.row_seats))
 
     def labels(self) -> dict:
         return {"model": self.model, "reward": self.reward, "seed": self.seed, "profile": self.profile}
+
+    def config(self) -> dict:
+        """The settings as JSON values; a run without a curriculum records none, as every run recorded
+        before the field (so that those runs resume)."""
+        config = super().config()
+        if not self.curriculum:
+            del config["curriculum"]
+        return config
 
     def step_seeds(self, step: int) -> list[int]:
         """The episode seeds of ``step`` (1-based), one per group."""
@@ -129,8 +176,10 @@ class TableSettings(GRPOSettings):
             if value not in allowed:
                 raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
         at_least_one({"rounds": self.rounds})
-        if self.n < 2:
-            raise ValueError(f"a table needs at least 2 philosophers, got {self.n}")
+        if min((self.n, *self.curriculum)) < 2:
+            raise ValueError(f"a table needs at least 2 philosophers, got {min((self.n, *self.curriculum))}")
+        if len(self.curriculum) > self.steps:
+            raise ValueError(f"a curriculum of {len(self.curriculum)} tables needs as many steps, got {self.steps}")
         if self.groups * self.steps > SEEDS_PER_RUN:
             raise ValueError(f"at most {SEEDS_PER_RUN} episode seeds per run, got {self.groups * self.steps}")
         return self
@@ -147,7 +196,7 @@ class TableSettings(GRPOSettings):
         rows = []
         for step in range(1, self.steps + 1):
             for seed in self.step_seeds(step):
-                for seat in range(self.n):
+                for seat in self.trained_seats(seed, self.n_at(step)):
                     if self.rows == "seat":
                         rows.append(json.dumps({"seed": seed, "seat": seat}))
                     else:
@@ -177,7 +226,7 @@ class TableSettings(GRPOSettings):
         )
         episodes, steps = run_episodes(
             policy,
-            self.n,
+            self.n_at(step),
             self.rounds,
             [x for x in seeds for _ in range(self.group_size)],
             mode=self.mode,
@@ -213,7 +262,12 @@ class TableSettings(GRPOSettings):
             rows["env_mask"].append(mask)
             rows["episode_reward"].append(reward)
             rows["policy_logprob"].append(logprob)
-        return rows, episodes, steps, {"train_reward": float(episodes[column].mean()), **step_summary(episodes)}
+        summary = {
+            "train_reward": float(episodes[column].mean()),
+            "n": self.n_at(step),
+            "signal_share": signal_share(episodes, column),
+        }
+        return rows, episodes, steps, {**summary, **step_summary(episodes)}
 
 
 SOURCES = {
@@ -225,6 +279,18 @@ SOURCES = {
     "rows": "ours: a turn row is exactly what the policy sampled from; the table's prompts carry no history, so "
     "a packed seat row scores each completion after earlier turns it was not sampled with",
     "seat_reward": "ours: the episode's reward to every seat and turn",
+    "val_episodes": "ours: held-out validation episodes per step for best_val (paper A proposes the rule, "
+    "gives no size), played by each adapter at the next step's rollout while it is in memory",
+    "curriculum": "paper A's third prescription (a curriculum over N), not run there; ours: the schedule, "
+    "N = 5 → 10 → 15 in blocks of 6, 5, 5 of the 16 steps: the paper's training N first (the evaluation's "
+    "easiest table, where the adapter learns to act), then its two larger ones, each for about a third of "
+    "the updates. trl takes a fixed number of rows per step, so each step trains 5 seats' turns per "
+    "episode (all at N = 5, 5 drawn from the episode's seed at N = 10 and 15), the recipe's 150 rows: the "
+    "training passes cost what the recipe's do, and the rollout, a third of a cpu step, grows with N (about "
+    "1.3x the recipe's step at N = 10, 1.7x at 15; 1.3x over the run). Rejected: masked padding rows up to "
+    "N = 15's 450 (trl shuffles a step's rows across micro-batches and a micro-batch costs rows x its "
+    "longest row, so a padding row costs a real one: 3x every step), and more groups at small N (30 "
+    "episodes per step at N = 5 instead of 6: the curriculum's effect mixed with more data per step, 3x too)",
 }
 
 
@@ -240,22 +306,31 @@ def recipe(profile: str, **overrides) -> TableSettings:
 # -- episode outcomes ------------------------------------------------------------------
 def add_outcomes(episodes: pd.DataFrame) -> pd.DataFrame:
     """Each episode's decisions, valid share (the positive control's reward), valid-call and
-    invalid-action rates, from the runner's counts."""
+    invalid-action rates, from the runner's counts, and the shaped reward with paper B's penalty
+    for each invalid or missing call (``reward_shaped_penalty``)."""
     decisions = episodes["actions_total"] + episodes["no_actions"]
     calls = episodes["actions_total"]
+    failed = episodes["invalid_actions"] + episodes["no_actions"]
     return episodes.assign(
         decisions=decisions,
         valid_share=(calls - episodes["invalid_actions"]) / decisions,
         valid_call_rate=calls / decisions,
         invalid_action_rate=(episodes["invalid_actions"] / calls.where(calls > 0)),
+        reward_shaped_penalty=episodes["reward_shaped"] + invalid_penalty(failed, episodes["n"], episodes["rounds"]),
     )
+
+
+def signal_share(episodes: pd.DataFrame, column: str) -> float:
+    """The share of a step's groups (its seeds, each played by G episodes) whose episodes do not all
+    score the same under ``column``: the groups that give GRPO's relative advantage a signal."""
+    return float((episodes.groupby("seed")[column].nunique() > 1).mean())
 
 
 def step_summary(episodes: pd.DataFrame) -> dict:
     """A step's log columns from its episodes: mean and std of every reward and component,
     deadlock rate, meals, valid-call and invalid-action rates (pooled over decisions)."""
     row = {"episodes": len(episodes)}
-    for column in ("reward", "reward_shaped", "valid_share", *COMPONENTS):
+    for column in (*REWARDS.values(), *COMPONENTS):
         row[f"{column}_mean"] = float(episodes[column].mean())
         row[f"{column}_std"] = float(episodes[column].std(ddof=0))
     calls = episodes["actions_total"].sum()
