@@ -18,6 +18,10 @@ equivalence test at :data:`NULL_MARGIN_D`). Every notebook's family of tests is 
 together (Holm, :func:`paperlib.stats.holm`): ``p`` and ``p_tost`` are stored raw and adjusted,
 and the verdict reads the adjusted ones.
 
+Our own claims, on what neither paper reports (notebook 05: paper A's prescriptions, which the
+paper proposes and does not run), take :data:`OURS` for ``reported``: no paper number, the paper
+they concern given in the row, the same rules and verdict.
+
 Each notebook that compares with a paper writes its claims to ``<data dir>/NN_claims.parquet``
 (NN: its number) with :func:`write_claims`, which also shows them; notebook 99 stacks every
 such file into ``<data dir>/claims.csv`` with :func:`collect_claims`. Each notebook's claims rows
@@ -65,6 +69,8 @@ COLUMNS = (
 )
 VERDICTS = ("supports", "contradicts", "inconclusive", "cannot test")
 RULES = ("value", "above", "below", "higher", "lower", "no effect")
+OURS = "ours"  # ``reported`` of our own claims: no number in paper_reported.csv to set ours beside
+OURS_VALUE = "none: our own claim"  # their paper_value
 COLLECTED = "claims.csv"
 COLLECTOR = "99_claims"  # the notebook that lists the reported numbers no notebook addresses
 UNADDRESSED = "no notebook sets our number beside it on this profile yet"
@@ -208,9 +214,13 @@ def claims_table(rows: pd.DataFrame, notebook: str, profile: str) -> pd.DataFram
     ``note``. The rows are one notebook's family of tests: every ``p`` and ``p_tost`` is
     Holm-adjusted together (``p_holm``, ``p_tost_holm``). Numbers are rounded as stored
     (:data:`DECIMALS`, :data:`P_DIGITS`), and the verdict (:func:`verdict`) is read from the
-    stored numbers. A row that cannot be tested says why at the start of its note."""
+    stored numbers. A row that cannot be tested says why at the start of its note. Our own claims
+    (``reported`` :data:`OURS`) give ``paper``, and their id ends with ``what``."""
     table = rows.assign(
-        claim=[f"{notebook[:2]}:{ids}:{model}" for ids, model in zip(rows["reported"], rows["model"])],
+        claim=[
+            f"{notebook[:2]}:{ids}:{model}" + (f":{what}" if ids == OURS else "")
+            for ids, model, what in zip(rows["reported"], rows["model"], rows["what"])
+        ],
         notebook=notebook,
         profile=profile,
     )
@@ -237,10 +247,14 @@ def claims_table(rows: pd.DataFrame, notebook: str, profile: str) -> pd.DataFram
     table["rule"] = table["rule"].fillna("").astype(str)
     table["test"] = table["test"].fillna("").astype(str)
     reported = _check_cited(table, "claims table")
-    table["paper"] = [reported.loc[ids.split("/")[0], "paper"] for ids in table["reported"]]
+    given = table["paper"] if "paper" in table else [None] * len(table)
+    table["paper"] = [
+        paper if ids == OURS else reported.loc[ids.split("/")[0], "paper"]
+        for ids, paper in zip(table["reported"], given)
+    ]
     table["paper_value"] = [
-        given if isinstance(given, str) else _printed(reported, ids)
-        for given, ids in zip(table["paper_value"], table["reported"])
+        OURS_VALUE if ids == OURS else value if isinstance(value, str) else _printed(reported, ids)
+        for value, ids in zip(table["paper_value"], table["reported"])
     ]
     return check_claims(table[list(COLUMNS)])
 
@@ -279,7 +293,7 @@ def _check_cited(table: pd.DataFrame, where: str) -> pd.DataFrame:
     """paper_reported.csv (see reported_numbers) if every claim of ``table`` cites ids of it."""
     reported = reported_numbers()
     for claim, ids in zip(table["claim"], table["reported"]):
-        unknown = [id_ for id_ in str(ids).split("/") if id_ not in reported.index]
+        unknown = [id_ for id_ in str(ids).split("/") if id_ not in reported.index and id_ != OURS]
         if unknown:
             raise ValueError(f"{where}: claim {claim!r} cites {unknown[0]!r}, not an id of paper_reported.csv")
     return reported
@@ -431,8 +445,8 @@ def collect_claims(data_dir: str | os.PathLike) -> pd.DataFrame:
 
 
 def addressed(table: pd.DataFrame) -> set[str]:
-    """The ids of ``paper_reported.csv`` that the claims of ``table`` address."""
-    return {id_ for ids in table["reported"] for id_ in str(ids).split("/")}
+    """The ids of ``paper_reported.csv`` that the claims of ``table`` address (our own claims address none)."""
+    return {id_ for ids in table["reported"] for id_ in str(ids).split("/")} - {OURS}
 
 
 def unaddressed_claims(table: pd.DataFrame, profile: str) -> pd.DataFrame:

@@ -19,6 +19,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 SCRIPTED_POLICIES = ("no_action", "always_think", "random", "left_first", "resource_hierarchy", "waiter")
+# Notebook 05's runs [ours: paper A proposes its prescriptions and runs none]: what each changes from
+# the profile's GRPO recipe (grpo_recipe). The "recipe" run beside them is notebook 03's paper-reward run.
+# - shaped: paper A's first prescription, the no-deadlock credit only with a meal (reward_shaped)
+# - curriculum: the shaped reward over N = 5 -> 10 -> 15 within the steps (paper A's third; its schedule
+#   and what it costs: philosophers.training.SOURCES["curriculum"])
+# - penalty: the shaped reward plus paper B's -5 per invalid or missing call, on paper A's scale
+#   (philosophers.reward.invalid_penalty)
+INTERVENTIONS = {
+    "shaped": {"reward": "shaped"},
+    "curriculum": {"reward": "shaped", "curriculum": (5, 10, 15)},
+    "penalty": {"reward": "shaped_penalty"},
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,15 @@ class Profile:
     grpo_val_episodes: int = 30  # validation episodes per saved step (best_val) [ours]
     grpo_eval_ns: tuple[int, ...] = (5, 10, 15)  # the paper's evaluation grid
     grpo_eval_episodes: int = 30  # per cell, the paper's
+    # -- paper A, notebook 05: its three prescriptions, run (INTERVENTIONS); the second, checkpoint
+    # discipline, on every run (last, best_train, best_val). The recipe run and the base model are
+    # notebook 04's rows, read, not played again: the seeds, N and episodes below lie within
+    # grpo_seeds, grpo_eval_ns and grpo_eval_episodes (the same evaluation seeds, paired)
+    intervention_runs: Mapping[str, Mapping[str, object]] = field(default_factory=lambda: dict(INTERVENTIONS))
+    intervention_seeds: tuple[int, ...] = (0, 1, 2)  # three training seeds per run (paper B's practice)
+    intervention_val_episodes: int = 30  # validation episodes per step (best_val), as grpo_val_episodes
+    intervention_eval_ns: tuple[int, ...] = (5, 10, 15)  # the paper's evaluation grid
+    intervention_eval_episodes: int = 30  # per cell, the paper's
     # -- paper B, notebook 14: RLFT on the bandits. The recipe: the run's settings that differ from
     # paper B's (the defaults of bandits.training.BanditSettings); paper: 16 decisions per pass [ours]
     rlft_recipe: Mapping[str, object] = field(default_factory=lambda: {"model": "gemma2-2b", "micro_batch": 16})
@@ -230,6 +251,11 @@ PROFILES = {
         grpo_val_episodes=2,
         grpo_eval_ns=(3,),
         grpo_eval_episodes=3,
+        intervention_runs={**INTERVENTIONS, "curriculum": {"reward": "shaped", "curriculum": (2, 3)}},
+        intervention_seeds=(0,),
+        intervention_val_episodes=2,
+        intervention_eval_ns=(3,),
+        intervention_eval_episodes=3,
         # -- paper B, notebooks 14 and 15
         rlft_recipe={
             "model": "smollm2-135m",
@@ -352,6 +378,18 @@ PROFILES = {
         },
         # [ours: time] validation on 10 episodes per step, not 30
         grpo_val_episodes=10,
+        # -- paper A, notebook 05 [ours: time, 8 hours in all on 2 cores]. A 16-step run is about 30 min
+        # on the bfloat16 trainer (notebook 03), the curriculum's about 1.3x (its rollouts grow with N);
+        # play runs at about 3 decisions per second. Three runs x two seeds: 6 x 16 steps (about 3.2 h),
+        # 5 validation episodes per step at N = 5 (125 decisions: 16 x 6 x 42 s, about 1.1 h), 10
+        # evaluation episodes per cell at N = 5, 10, 15 for up to three kept adapters per run (150
+        # decisions an episode: 6 x 3 x 10 x 50 s, about 2.5 h): about 6.8 h. Cut: the third training
+        # seed (another 3.4 h), validation 5 episodes, not the recipe's 10, and evaluation 10 per cell,
+        # not 30 (30 would add 5 h); the base model's and the recipe's rows are notebook 04's first 10
+        # evaluation seeds of seeds 0 and 1
+        intervention_seeds=(0, 1),
+        intervention_val_episodes=5,
+        intervention_eval_episodes=10,
         # -- paper B, notebook 14: Qwen2.5-Coder-0.5B, the embedded model that writes ACTION= itself
         # (a valid one in 55% of its no-CoT steps in notebook 11), in the paper's free protocol without
         # CoT, sized for 2 cores [ours: time] (the budget is updates x instances x horizon decisions of

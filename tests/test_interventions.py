@@ -101,3 +101,113 @@ def test_the_signal_share_counts_groups_whose_episodes_differ():
     episodes = pd.DataFrame({"seed": [1, 1, 1, 2, 2, 2], "reward_shaped": [0.0, 0.0, 0.0, 0.0, 0.4, 0.0]})
     assert signal_share(episodes, "reward_shaped") == 0.5
     assert signal_share(episodes.assign(reward_shaped=0.0), "reward_shaped") == 0.0
+
+
+# -- the report: verdicts and claims on hand-made episodes -------------------------------------
+def _claim(ours, p=float("nan"), p_tost=float("nan"), verdict="inconclusive", note=""):
+    return {"ours": ours, "p_holm": p, "p_tost_holm": p_tost, "verdict": verdict, "note": note}
+
+
+@pytest.mark.parametrize(
+    "meals, deadlock, outcome",
+    [
+        (_claim(0.4, p=0.001), _claim(0.0, p_tost=0.01), "closes the gap"),
+        (_claim(0.4, p=0.001), _claim(-0.2, p=0.01), "closes the gap"),  # fewer deadlocks: no rise
+        (_claim(0.4, p=0.001), _claim(0.2, p=0.01), "worse"),  # more meals, but more deadlocks
+        (_claim(-0.3, p=0.001), _claim(0.0), "worse"),
+        (_claim(0.01, p=0.6, p_tost=0.01), _claim(0.0), "no change"),  # only an equivalence test says so
+        (_claim(0.01, p=0.6, p_tost=0.3), _claim(0.0), "inconclusive"),
+        (_claim(0.4, p=0.001), _claim(0.0, verdict="cannot test", note="cannot test: gate"), "cannot test"),
+    ],
+)
+def test_a_prescriptions_verdict_reads_its_meals_and_deadlock_rows(meals, deadlock, outcome):
+    from paperlib.reports.n05_interventions import prescription_verdict
+
+    assert prescription_verdict(meals, deadlock)[0] == outcome
+
+
+def _episodes():
+    """Ten evaluation seeds at N = 5: the base model eats 0 or 1 meals, the shaped run's last adapter
+    one more on every seed, the recipe's none; two training seeds per run; two scripted policies."""
+    rows = []
+    runs = {"recipe": 0, "shaped": 1, "curriculum": 1, "penalty": 0}
+    for seed in range(10):
+        base = seed % 2
+        rows.append({"run": "base", "selection": "base", "train_seed": pd.NA, "step": 0, "meals_total": base})
+        for policy, meals in (("waiter", 4), ("resource_hierarchy", 3)):
+            rows.append({"run": "scripted", "selection": policy, "train_seed": pd.NA, "step": 0, "meals_total": meals})
+        for run, extra in runs.items():
+            for train_seed in (0, 1):
+                for selection, step in (("last", 16), ("best_train", 9), ("best_val", 16)):
+                    meals = 0 if run == "recipe" else base + extra
+                    rows.append(
+                        {
+                            "run": run,
+                            "selection": selection,
+                            "train_seed": train_seed,
+                            "step": step,
+                            "meals_total": meals,
+                        }
+                    )
+    frame = pd.DataFrame(rows).assign(n=5, deadlock=False, decisions=25, valid_call_rate=0.9)
+    frame["seed"] = [i // (3 + 4 * 2 * 3) for i in range(len(frame))]
+    frame["reward"] = 1.0 - 0.1 * frame["meals_total"]
+    return frame.assign(reward_shaped=0.1 * frame["meals_total"], train_seed=frame["train_seed"].astype("Int64"))
+
+
+def _signal(runs=("recipe", "shaped", "curriculum", "penalty"), share=0.5):
+    steps = [
+        {"run": r, "train_seed": s, "step": k, "reward": "shaped", "reward_shaped_std": 0.1, "signal_share": share}
+        for r in runs
+        for s in (0, 1)
+        for k in range(1, 5)
+    ]
+    from paperlib.reports.n05_interventions import signal_table
+
+    return signal_table(pd.DataFrame(steps))
+
+
+def test_the_claims_are_our_own_paired_and_the_verdicts_follow_them():
+    from paperlib.claims import OURS, OURS_VALUE, addressed
+    from paperlib.reports import n05_interventions as n05
+
+    episodes = _episodes()
+    claims = n05.claims_rows(episodes, _signal(), "05_interventions.parquet", "smoke", "tiny-lm", [5])
+    assert set(claims["reported"]) == {OURS} and set(claims["paper"]) == {"A"} and not addressed(claims)
+    assert set(claims["paper_value"]) == {OURS_VALUE} and claims["claim"].is_unique
+    assert len(claims) == len(n05.CONTRASTS) * 2  # meals and deadlocks at one N
+    verdicts = n05.verdict_table(claims, [5]).set_index("prescription")
+    # shaped eats one more than the recipe on every seed: the paired differences do not vary (Wilcoxon)
+    assert verdicts.loc["reward shaping", "meals_difference"] == pytest.approx(1 + 0.5)
+    assert verdicts.loc["reward shaping", "verdict"] == "closes the gap"
+    assert verdicts.loc["curriculum", "meals_difference"] == 0.0
+    assert verdicts.loc["paper B's penalty", "verdict"] == "worse"  # one meal fewer than shaped on every seed
+    # best_val kept the last step in every run and seed: the same adapter, nothing to test
+    assert verdicts.loc["checkpoint discipline", "verdict"] == "cannot test"
+    assert "the same adapter" in verdicts.loc["checkpoint discipline", "why"]
+    assert verdicts.loc["the three together", "verdict"] == "closes the gap"
+    assert "closes the gap" in n05.verdict_sentences(verdicts.reset_index())
+
+
+def test_a_run_without_signal_cannot_test_its_prescription():
+    from paperlib.reports import n05_interventions as n05
+
+    signal = pd.concat([_signal(("recipe", "curriculum", "penalty")), _signal(("shaped",), share=0.0)])
+    claims = n05.claims_rows(_episodes(), signal, "05_interventions.parquet", "smoke", "tiny-lm", [5])
+    verdicts = n05.verdict_table(claims, [5]).set_index("prescription")
+    assert verdicts.loc["reward shaping", "verdict"] == "cannot test"
+    assert "gate 'learning signal'" in verdicts.loc["reward shaping", "why"]
+    assert "Too few to learn in shaped" in n05.signal_sentence(signal)
+
+
+def test_the_gap_is_measured_to_the_scripted_policy_that_eats_most():
+    from paperlib.reports import n05_interventions as n05
+
+    summary = n05.summary_table(_episodes())
+    gap = n05.gap_table(summary).set_index(["run", "selection"])
+    assert set(gap["scripted"]) == {"waiter"} and (gap["scripted meals"] == 4).all()
+    # base 0.5 meals, shaped 1.5: a third of the way to 4
+    assert gap.loc[("shaped", "last"), "gap closed"] == pytest.approx(1.0 / 3.5)
+    table = n05.against_table(_episodes(), "base")
+    shaped = table[(table["run"] == "shaped") & (table["metric"] == "meals_total")]
+    assert (shaped["difference"] == 1.0).all() and (shaped["pairs"] == 10).all()
