@@ -51,6 +51,10 @@ ESTIMATES = {
         16_200,
         "estimated: 43,500-57,000 decisions (three seeds' validation and kept adapters, the base model once) at the measured 3 per second",
     ),
+    "05": (
+        24_600,
+        "estimated: three runs x two seeds, 96 GRPO steps at about 110 s (the curriculum's 1.3x), 5 validation and 10 evaluation episodes per step and cell at 3 decisions per second",
+    ),
     "06": (1_800, "estimated: 1,465 turns with a rationale each"),
     "11": (578, "measured: the executed notebook's papermill duration"),
     "12": (342, "measured: the executed notebook's papermill duration, four models"),

@@ -38,6 +38,11 @@ CAPTIONS = {
     "the paper's, each reward component, and the valid-call and invalid-action rates.",
     "04_null_result": "The base model against the adapter each selection rule keeps, every evaluation episode "
     "with its mean and 95% interval; episodes with no meal (the reward's degenerate maximum) in grey.",
+    "05_training": "Paper A's three prescriptions in training, per run: its own training reward (a thin line per "
+    "training seed, the seeds' mean thick, a triangle where it peaked before declining), meals, deadlocks, "
+    "valid calls and the share of groups with a learning signal.",
+    "05_held_out": "Each run's kept adapters on the evaluation seeds at each N: meals per episode and the deadlock "
+    "rate with 95% intervals, and both rewards' means, beside the base model and the best scripted policy.",
     "06_knowing_doing_table": "Paper B's knowing-doing lens on paper A's table: whether each turn's stated "
     "reasoning and its action agree, per model and N.",
     "11_coverage": "Paper B's Fig. 3a/b: the share of arms tried by each step, per agent, with the paper's "
@@ -1054,5 +1059,68 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
         fontsize=7,
         frameon=False,
     )
+    fig.tight_layout()
+    return fig
+
+
+def interventions_training(log):
+    """Notebook 05's training curves, a panel per measure (each run's own training reward, meals,
+    deadlock rate, valid calls, groups with a learning signal) and a colour per run (``run``): a
+    thin line per training seed, the seeds' mean thick, and on the reward panel a triangle at a
+    peak that the last step falls below (paper A's peak-then-decline)."""
+    measures = {
+        "train_reward": "training reward (the run's own)",
+        "meals": "meals per episode",
+        "deadlock_rate": "deadlock rate",
+        "valid_call_rate": "decisions holding a call",
+        "signal_share": "groups with a learning signal",
+    }
+    measures = {k: v for k, v in measures.items() if k in log}
+    fig, axes = plt.subplots(1, len(measures), figsize=(4.2 * len(measures), 3.6), squeeze=False)
+    colors = dict(zip(dict.fromkeys(log["run"]), sns.color_palette("colorblind")))
+    for ax, (column, label) in zip(axes[0], measures.items()):
+        for run, rows in log.groupby("run", sort=False):
+            for _, seed in rows.groupby("train_seed"):
+                ax.plot(seed["step"], seed[column], color=colors[run], lw=0.6, alpha=0.4)
+            mean = rows.groupby("step")[column].mean()
+            ax.plot(mean.index, mean.to_numpy(), color=colors[run], lw=2, marker="o", ms=3, label=run)
+            if column == "train_reward" and mean.idxmax() != mean.index[-1] and mean.iloc[-1] < mean.max():
+                ax.plot(mean.idxmax(), mean.max(), "^", color=colors[run], ms=9, mec="black")
+        ax.set(title=label, xlabel="step")
+    axes[0][0].legend(fontsize=7, title="run", title_fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def interventions_held_out(summary):
+    """Notebook 05's evaluation (``reports.n05_interventions.summary_table``): against N, meals per
+    episode and the deadlock rate with their 95% intervals, and both rewards' means; a colour per
+    run and a line style per kept adapter, the base model in black, the scripted policies in grey."""
+    panels = {
+        "meals": "meals per episode",
+        "deadlock_rate": "deadlock rate",
+        "reward": "paper A's reward",
+        "reward_shaped": "shaped reward",
+    }
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
+    trained = [r for r in dict.fromkeys(summary["run"]) if r not in ("base", "scripted")]
+    colors = dict(zip(trained, sns.color_palette("colorblind")))
+    styles = {"last": "-", "best_train": ":", "best_val": "--"}
+    for ax, (column, label) in zip(axes[0], panels.items()):
+        for (run, selection), rows in summary.groupby(["run", "selection"], sort=False):
+            rows = rows.sort_values("n")
+            if run == "base":
+                style = {"color": "black", "lw": 2, "label": "base model"}
+            elif run == "scripted":
+                style = {"color": "0.6", "ls": "-.", "label": f"scripted: {selection}"}
+            else:
+                style = {"color": colors[run], "ls": styles.get(selection, "-"), "label": f"{run} ({selection})"}
+            ax.plot(rows["n"], rows[column], marker="o", ms=3, **style)
+            interval = {"meals": ("meals_low", "meals_high"), "deadlock_rate": ("deadlock_low", "deadlock_high")}
+            if column in interval:
+                low, high = interval[column]
+                ax.fill_between(rows["n"], rows[low], rows[high], color=style["color"], alpha=0.08, lw=0)
+        ax.set(title=label, xlabel="N philosophers", xticks=sorted(summary["n"].unique()))
+    axes[0][-1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return fig

@@ -145,6 +145,22 @@ CONFIGS: tuple[Config, ...] = (
         files="04_episodes.parquet",
     ),
     Config(
+        "grpo_interventions_log",
+        "05_interventions",
+        "ours: paper A's three prescriptions, run (reward shaping, a curriculum over N, paper B's penalty)",
+        "one row per GRPO step of each run and training seed (the recipe's from notebook 03): its own reward, "
+        "the step's N, the share of groups with a learning signal, meals, deadlocks, valid calls, seconds",
+        files="05_training_log.parquet",
+    ),
+    Config(
+        "grpo_interventions_episodes",
+        "05_interventions",
+        "ours: paper A's three prescriptions, run, and checkpoint discipline on every run",
+        "one row per evaluation episode of each run's kept adapters (last, best_train, best_val; of each training "
+        "seed), the base model and the scripted policies that eat, under both rewards",
+        files="05_interventions.parquet",
+    ),
+    Config(
         "table_knowing_doing_turns",
         "06_knowing_doing_at_the_table",
         "ours: paper B's knowing-doing split (Fig. 5) at paper A's table",

@@ -140,6 +140,15 @@ def check_reuse(profile) -> None:
         raise ValueError("intervention_eval_episodes must be at most grpo_eval_episodes (notebook 04's rows)")
 
 
+def reused_rows(episodes: pd.DataFrame, seeds, ns, count: int) -> pd.DataFrame:
+    """Notebook 04's evaluation rows that notebook 05 reads rather than plays again: the base model's
+    (run :data:`BASE`) and the recipe's kept adapters of training ``seeds`` (run ``recipe``), at
+    ``ns`` on the evaluation seeds below ``count``."""
+    rows = episodes[episodes["n"].isin(ns) & (episodes["seed"] < count)]
+    base = rows[rows["selection"] == BASE].assign(run=BASE)
+    return pd.concat([base, rows[rows["train_seed"].isin(seeds)].assign(run="recipe")], ignore_index=True)
+
+
 # -- the learning signal --------------------------------------------------------------------------
 def had_signal(log: pd.DataFrame) -> pd.Series:
     """Per training step, whether some group's episodes scored differently under the run's reward:
