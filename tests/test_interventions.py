@@ -211,3 +211,18 @@ def test_the_gap_is_measured_to_the_scripted_policy_that_eats_most():
     table = n05.against_table(_episodes(), "base")
     shaped = table[(table["run"] == "shaped") & (table["metric"] == "meals_total")]
     assert (shaped["difference"] == 1.0).all() and (shaped["pairs"] == 10).all()
+
+
+def test_notebook_99_collects_our_own_claims_beside_the_papers(tmp_path):
+    from paperlib.claims import OURS, collect_claims, reported_numbers, write_claims
+    from paperlib.reports import n05_interventions as n05
+
+    claims = n05.claims_rows(_episodes(), _signal(), "05_interventions.parquet", "smoke", "tiny-lm", [5])
+    write_claims(claims, tmp_path)
+    collected = collect_claims(tmp_path)
+    ours = collected[collected["reported"] == OURS]
+    assert len(ours) == len(claims) and set(ours["notebook"]) == {"05_interventions"}
+    # ours address no reported number: every one of them is listed as not addressed
+    assert (collected["notebook"] == "99_claims").sum() == len(reported_numbers())
+    verdicts = n05.verdict_table(claims, [5]).set_index("prescription")
+    assert verdicts.loc["checkpoint discipline", "why"].startswith("the same adapter")

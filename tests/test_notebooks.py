@@ -346,6 +346,60 @@ def test_03_and_04_grpo(tmp_path, capsys):
 
 
 @pytest.mark.slow
+def test_05_interventions(tmp_path, capsys):
+    """Notebook 05 on smoke after 03 and 04: each prescription's run trains the smoke recipe, its kept
+    adapters play notebook 04's evaluation seeds, whose base and recipe rows are read rather than
+    played again; its claims are our own, notebook 99 collects them, and --from-data rebuilds them."""
+    from paperlib.claims import OURS, read_claims
+
+    parameters = {
+        "data_dir": str(tmp_path / "data"),
+        "figures_dir": str(tmp_path / "figures"),
+        "runs_dir": str(tmp_path / "runs"),
+    }
+    for number in ("03", "04", "05"):
+        (notebook,) = pipeline.notebooks([number])
+        executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
+    _assert_no_checkout_path(executed)
+    _assert_every_figure_shown(executed, tmp_path / "figures")
+    data = tmp_path / "data"
+    log = pd.read_parquet(data / "05_training_log.parquet")
+    assert sorted(set(zip(log["run"], log["reward"]))) == [
+        ("curriculum", "shaped"),
+        ("penalty", "shaped_penalty"),
+        ("recipe", "paper"),
+        ("shaped", "shaped"),
+    ]
+    assert log.loc[log["run"] == "curriculum"].sort_values("step")["n"].tolist() == [2, 3]  # smoke's 2 -> 3
+    assert log.loc[log["run"] != "recipe", "signal_share"].between(0, 1).all()
+    episodes = pd.read_parquet(data / "05_interventions.parquet")
+    assert set(episodes["run"]) == {"base", "recipe", "shaped", "curriculum", "penalty", "scripted"}
+    assert all(seeds == [0, 1, 2] for seeds in episodes.groupby(["run", "selection", "n"])["seed"].apply(sorted))
+    trained = episodes[~episodes["run"].isin(["base", "scripted"])]
+    assert set(trained["selection"]) == {"last", "best_train", "best_val"} and set(trained["train_seed"]) == {0}
+    reused = pd.read_parquet(data / "04_episodes.parquet")  # notebook 04's rows, as they were
+    for run, selection in (("base", "base"), ("recipe", "last")):
+        ours = episodes[(episodes["run"] == run) & (episodes["selection"] == selection)].sort_values("seed")
+        theirs = reused[reused["selection"] == selection].sort_values("seed")
+        assert ours["reward"].tolist() == theirs["reward"].tolist()
+        assert ours["adapter_hash"].tolist() == theirs["adapter_hash"].tolist()
+    claims = read_claims(data / "05_claims.parquet")
+    assert set(claims["reported"]) == {OURS} and set(claims["paper"]) == {"A"} and len(claims) == 5 * 2
+    shown = executed.read_text(encoding="utf-8")
+    assert "A verdict per prescription" in shown and "Steps with a learning signal" in shown
+
+    capsys.readouterr()
+    (notebook,) = pipeline.notebooks(["05"])
+    pipeline.execute(notebook, "smoke", out_dir=tmp_path / "again", parameters=parameters, generate=False)
+    assert "generate = False: reading " in capsys.readouterr().out
+    pd.testing.assert_frame_equal(read_claims(data / "05_claims.parquet"), claims)
+    (notebook,) = pipeline.notebooks(["99"])
+    pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters={"data_dir": str(data)}, generate=False)
+    collected = pd.read_csv(data / "claims.csv")
+    assert (collected["notebook"] == "05_interventions").sum() == len(claims)
+
+
+@pytest.mark.slow
 def test_06_knowing_doing_at_the_table(tmp_path):
     (notebook,) = pipeline.notebooks(["06"])  # the notebook asserts the scripted validation itself
     parameters = {

@@ -44,7 +44,8 @@ SCRIPTED = "scripted"  # run of the scripted policies' rows (their selection: th
 SCRIPTED_POLICIES = ("waiter", "resource_hierarchy")  # the scripted policies that eat
 METRICS = {"meals_total": "meals per episode", "deadlock": "deadlock rate"}
 OUTCOMES = ("closes the gap", "no change", "worse", "inconclusive", "cannot test")
-EVERY_RUN = "every run"  # a contrast side that pools the runs, paired by run and evaluation seed
+EVERY_RUN = "every run"
+OWN_CLAIM = "our own claim, no paper number"  # what every claims row's note says first  # a contrast side that pools the runs, paired by run and evaluation seed
 
 LEARNING_SIGNAL = Gate(
     "learning signal",
@@ -364,7 +365,7 @@ def claims_rows(episodes: pd.DataFrame, signal: pd.DataFrame, source, profile: s
                         "rule": rule,
                         "gate": gate if len(treatment) else "",
                         "note": (
-                            f"our own claim, no paper number; {contrast.sides()[0]} {treatment.mean():.3f}, "
+                            f"{OWN_CLAIM}; {contrast.sides()[0]} {treatment.mean():.3f}, "
                             f"{contrast.sides()[1]} {control.mean():.3f}; {tested['size']}"
                             if len(treatment)
                             else NOT_RUN
@@ -380,8 +381,8 @@ def prescription_verdict(meals, deadlock) -> tuple[str, str]:
     """A prescription's outcome at one N from its two claims rows (``meals``, ``deadlock``: rows of
     :func:`claims_rows` with ``ours``, ``p_holm``, ``p_tost_holm``, ``verdict``, ``note``) and why."""
     for row in (meals, deadlock):
-        if row["verdict"] == "cannot test":
-            return "cannot test", row["note"]
+        if row["verdict"] == "cannot test":  # the note's reason, before what every note of ours says
+            return "cannot test", row["note"].removeprefix("cannot test: ").split(f"; {OWN_CLAIM}")[0]
     more_deadlocks = deadlock["p_holm"] < ALPHA and deadlock["ours"] > 0
     if more_deadlocks or (meals["p_holm"] < ALPHA and meals["ours"] < 0):
         return "worse", "more deadlocks" if more_deadlocks else "fewer meals"
