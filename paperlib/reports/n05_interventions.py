@@ -221,9 +221,7 @@ def summary_table(episodes: pd.DataFrame) -> pd.DataFrame:
                 "deadlock_high": dead_high,
                 "reward": cell["reward"].mean(),
                 "reward_shaped": cell["reward_shaped"].mean(),
-                "calls": (cell["valid_call_rate"] * cell["decisions"]).sum() / cell["decisions"].sum()
-                if "decisions" in cell
-                else math.nan,
+                "calls": (cell["valid_call_rate"] * cell["decisions"]).sum() / cell["decisions"].sum(),
             }
         )
     return pd.DataFrame(rows)
