@@ -153,10 +153,9 @@ def reused_rows(episodes: pd.DataFrame, seeds, ns, count: int) -> pd.DataFrame:
 # -- the learning signal --------------------------------------------------------------------------
 def had_signal(log: pd.DataFrame) -> pd.Series:
     """Per training step, whether some group's episodes scored differently under the run's reward:
-    the rollout's ``signal_share`` above 0 where logged, else (older logs) the step's reward varied."""
+    the rollout's ``signal_share`` above 0 where logged, else (the recipe's log, from before it) the
+    step's reward varied."""
     varied = pd.Series([row[f"{REWARDS[row['reward']]}_std"] > 0 for _, row in log.iterrows()], index=log.index)
-    if "signal_share" not in log:
-        return varied
     return log["signal_share"].gt(0).where(log["signal_share"].notna(), varied)
 
 
@@ -174,7 +173,7 @@ def signal_table(log: pd.DataFrame) -> pd.DataFrame:
                 "train_seed": seed,
                 "steps": len(steps),
                 "steps with a signal": share,
-                "groups with a signal": float(steps["signal_share"].mean()) if "signal_share" in steps else math.nan,
+                "groups with a signal": float(steps["signal_share"].mean()),
                 "gate": LEARNING_SIGNAL.check(share, "steps with a signal") or "passes",
             }
         )
@@ -205,7 +204,7 @@ def summary_table(episodes: pd.DataFrame) -> pd.DataFrame:
     for (run, selection, n), cell in episodes.groupby(["run", "selection", "n"], sort=False):
         meals, meals_low, meals_high = bootstrap_mean_ci(cell["meals_total"])
         deadlock, dead_low, dead_high = wilson_ci(int(cell["deadlock"].sum()), len(cell))
-        steps = sorted({int(s) for s in cell["step"].dropna()}) if "step" in cell else []
+        steps = sorted({int(s) for s in cell["step"].dropna()})
         rows.append(
             {
                 "run": run,
@@ -321,16 +320,13 @@ def _gate(contrast: Contrast, episodes: pd.DataFrame, signal: pd.DataFrame) -> s
     shares = signal[signal["run"].isin(runs)]["steps with a signal"]
     checks = [LEARNING_SIGNAL.check(float(shares.mean()), "steps with a signal") if len(shares) else ""]
     if contrast.selection != contrast.control_selection and contrast.control_run != BASE:
-        steps = [_rows(episodes, r, s).groupby(["run", "train_seed"])["step"].first() for r, s in _sides(contrast)]
+        sides = ((contrast.run, contrast.selection), (contrast.control_run, contrast.control_selection))
+        steps = [_rows(episodes, r, s).groupby(["run", "train_seed"])["step"].first() for r, s in sides]
         if len(steps[0]) and steps[0].equals(steps[1].reindex(steps[0].index)):
             checks.append(
                 f"the same adapter: {contrast.selection} kept the {contrast.control_selection} step in every run and seed"
             )
     return gated(*checks)
-
-
-def _sides(contrast: Contrast) -> tuple[tuple[str, str], tuple[str, str]]:
-    return (contrast.run, contrast.selection), (contrast.control_run, contrast.control_selection)
 
 
 def claims_rows(episodes: pd.DataFrame, signal: pd.DataFrame, source, profile: str, model: str, ns) -> pd.DataFrame:
