@@ -180,6 +180,10 @@ def test_rewind_drops_a_half_written_checkpoint_and_keeps_the_record_a_redone_st
     with pytest.raises(ValueError, match=r"holds another run \(its x differ\)"):
         run.claim({"x": 2})
     run.claim({"x": 1})  # the same run: resumes
+    with pytest.raises(ValueError, match=r"its y differ"):  # a setting added since, not at its default
+        run.claim({"x": 1, "y": 3}, defaults={"y": 0})
+    run.claim({"x": 1, "y": 0}, defaults={"y": 0})  # at its default: the same run, now recorded with it
+    assert run.config() == {"x": 1, "y": 0}
 
 
 def test_a_finished_record_is_not_trained_again_and_an_adapter_it_lacks_asks_for_a_replay(tmp_path, monkeypatch):
@@ -298,7 +302,7 @@ def test_seat_rows_pack_the_turns_and_mask_the_later_prompts(tmp_path):
 
 
 def test_the_rollout_refuses_rows_of_another_step(tmp_path):
-    settings = recipe("smoke")
+    settings = recipe("smoke", val_episodes=0)  # no validation of step 1 before step 2's rollout
     rollout = Rollout(settings, None, RunDir(tmp_path))
     rollout.backend = ScriptedBackend()
     trainer = FakeTrainer()
@@ -471,8 +475,10 @@ def test_a_record_without_checkpoints_replays_to_the_same_adapters(grpo_smoke_ru
 
 @pytest.mark.slow
 def test_validation_plays_each_saved_adapter_and_feeds_best_val(grpo_smoke_run):
-    """Each step's validation episodes equal those of that adapter loaded on its own (the
-    adapters are swapped in place under one backend, whose kept KV must not outlive a swap)."""
+    """Each step's validation episodes equal those of that adapter loaded on its own: the first
+    ``val_episodes``, played by the trainer at the next step's rollout (step 1's; the last step's
+    after training), and the rest played here, where the adapters are swapped in place under one
+    backend, whose kept KV must not outlive a swap."""
     from peft import PeftModel
 
     from paperlib.backends.hf import HFBackend
@@ -485,23 +491,30 @@ def test_validation_plays_each_saved_adapter_and_feeds_best_val(grpo_smoke_run):
     table = validate(run.path, episodes=3, progress=False)
     assert list(table.groupby("step").size().items()) == [(1, 3), (2, 3)]
     assert set(table["seed"]) == {VALIDATION_SEEDS, VALIDATION_SEEDS + 1, VALIDATION_SEEDS + 2}
-    lm, tokenizer = load_local(settings.model)
-    alone = PeftModel.from_pretrained(lm, str(run.checkpoint(2)))
-    policy = LLMPolicy(
-        HFBackend(settings.model, lm=alone, tokenizer=tokenizer),
-        prompt=settings.prompt,
-        max_new_tokens=settings.max_new_tokens,
-        seed=settings.seed,
-    )
-    episodes, _ = run_episodes(policy, settings.n, settings.rounds, range(VALIDATION_SEEDS, VALIDATION_SEEDS + 3))
+    assert settings.val_episodes == 2 and (run.path / "validation" / "step-1").is_dir()  # played in training
+    assert log["validation_seconds"].iloc[1] > 0 == log["validation_seconds"].iloc[0]
     columns = ["seed", "actions_total", "invalid_actions", "no_actions", "meals_total", "reward"]
-    pd.testing.assert_frame_equal(table[table["step"] == 2][columns].reset_index(drop=True), episodes[columns])
+    lm, tokenizer = load_local(settings.model)
+    # a batch's samples depend on the episodes it holds: step 1's first two were played in training
+    for step, batches in [(1, [[0, 1], [2]]), (2, [[0, 1, 2]])]:
+        alone = PeftModel.from_pretrained(lm, str(run.saved(step)))
+        policy = LLMPolicy(
+            HFBackend(settings.model, lm=alone, tokenizer=tokenizer),
+            prompt=settings.prompt,
+            max_new_tokens=settings.max_new_tokens,
+            seed=settings.seed,
+        )
+        played = table[table["step"] == step].set_index("episode")
+        for batch in batches:
+            episodes, _ = run_episodes(policy, settings.n, settings.rounds, [VALIDATION_SEEDS + e for e in batch])
+            pd.testing.assert_frame_equal(played.loc[batch, columns].reset_index(drop=True), episodes[columns])
+        lm = alone.unload()
     assert best_val(log, table, column="valid_share") in (1, 2)
     assert validate(run.path, episodes=3, progress=False).equals(table)  # kept: nothing replayed
     more = validate(run.path, episodes=4, progress=False)  # extended: only the new episode played
     assert list(more.groupby("step").size()) == [4, 4]
     pd.testing.assert_frame_equal(more[more["episode"] < 3].reset_index(drop=True), table)
-    assert set(table["adapter_hash"]) == {file_hash(run.checkpoint(1)), file_hash(run.checkpoint(2))}
+    assert set(table["adapter_hash"]) == {file_hash(run.saved(1)), file_hash(run.saved(2))}
 
 
 @pytest.mark.slow

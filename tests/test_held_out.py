@@ -1,6 +1,9 @@
 """Held-out play of a run's adapters (paperlib.training.held_out), game-agnostic: what it plays,
 what it reads back, and when it asks the game to replay a run whose checkpoints are not here."""
 
+import json
+import shutil
+
 import pandas as pd
 import pytest
 
@@ -58,3 +61,47 @@ def test_a_partial_store_a_game_does_not_resume_is_refused_in_one_line(tmp_path)
     with pytest.raises(ValueError, match="holds 1 held-out episodes, not 2: delete it") as error:
         play_adapters(run.path, {"last": 2}, {"": None}, tmp_path / "eval", never, size=2, restore=never)
     assert "\n" not in str(error.value)
+
+
+def a_checkpoint(run: RunDir, step: int, whole: bool = True):
+    """A saved checkpoint as a trainer leaves it: adapter, optimiser, tokenizer, and (whole) its marker."""
+    where = run.checkpoint(step)
+    where.mkdir(parents=True)
+    for name in ("adapter_model.safetensors", "adapter_config.json", "optimizer.pt", "tokenizer.json"):
+        (where / name).write_text(f"{name} of step {step}")
+    if whole:
+        (where / "trainer_state.json").write_text("{}")
+
+
+def test_kept_holds_the_resume_point_whole_and_the_chosen_adapters_alone(tmp_path):
+    run = a_record(tmp_path)
+    for step in (1, 2, 3):
+        a_checkpoint(run, step)
+        run.keep_resume_point(step, finished=False)
+        whole = [p.name for p in (run.path / "kept").glob("checkpoint-*") if (p / "trainer_state.json").exists()]
+        assert whole == [f"checkpoint-{step}"]  # one resume point, the last
+        if step == 2:
+            run.keep_adapters([1])  # chosen while step 2 is the resume point
+    kept = run.path / "kept"
+    assert sorted(p.name for p in kept.iterdir()) == ["checkpoint-1", "checkpoint-3", "kept.json"]
+    assert sorted(p.name for p in (kept / "checkpoint-3").iterdir()) == [
+        "adapter_config.json",
+        "adapter_model.safetensors",
+        "optimizer.pt",
+        "trainer_state.json",
+    ]  # what a resume reads; the tokenizer comes with the model
+    assert sorted(p.name for p in (kept / "checkpoint-1").iterdir()) == [
+        "adapter_config.json",
+        "adapter_model.safetensors",
+    ]
+    for step in (1, 2, 3):  # a checkout: the trainer's checkpoints are gone, kept/ stays
+        shutil.rmtree(run.checkpoint(step))
+    assert run.steps_saved() == [1, 3] and run.last_step() == 3 and run.rewind() == 3
+    assert run.saved(3) == kept / "checkpoint-3" and run.saved(2) == kept / "checkpoint-2"
+    a_checkpoint(run, 4)
+    run.keep_resume_point(4, finished=True)  # a finished run keeps its last adapter, no resume point
+    assert sorted(p.name for p in kept.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-4"]
+    assert not (kept / "checkpoint-4" / "optimizer.pt").exists() and run.saved(4) == run.checkpoint(4)
+    assert json.loads((kept / "kept.json").read_text()) == {"adapters": [1, 4]}
+    with pytest.raises(ValueError, match="has no adapter of step 2 to keep"):
+        run.keep_adapters([2])

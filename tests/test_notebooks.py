@@ -1,6 +1,8 @@
 """Each notebook runs under papermill on the smoke profile and writes what it promises;
 what it prints names no directory of this machine's checkout."""
 
+import shutil
+
 import pandas as pd
 import pytest
 
@@ -292,8 +294,10 @@ def test_90_pushes_with_the_token_from_the_environment_and_writes_it_nowhere(tmp
 
 @pytest.mark.slow
 def test_03_and_04_grpo(tmp_path, capsys):
-    """Notebook 03 trains the smoke recipe twice (positive control, paper's reward) and tests the
-    control; notebook 04 validates, selects and evaluates the paper run's adapters from 03's runs."""
+    """Notebook 03 trains the smoke recipe twice (positive control, paper's reward), validates the
+    paper run and tests the control; notebook 04, in a later checkout (the runs without their
+    trainer checkpoints, as git keeps them), selects and evaluates the paper run's kept adapters
+    without replaying it."""
     from paperlib.training.checkpoints import RunDir
 
     parameters = {
@@ -306,6 +310,9 @@ def test_03_and_04_grpo(tmp_path, capsys):
         executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
         _assert_no_checkout_path(executed)
         _assert_every_figure_shown(executed, tmp_path / "figures")
+        for checkpoint in (tmp_path / "runs").glob("grpo-*/checkpoint-*"):  # a new checkout
+            shutil.rmtree(checkpoint)
+    assert not list((tmp_path / "runs").glob("grpo-*/checkpoint-*"))  # 04 replayed nothing
     data, figures = tmp_path / "data", tmp_path / "figures"
     log = pd.read_parquet(data / "03_training_log.parquet")
     assert sorted(zip(log["reward"], log["step"])) == [("paper", 1), ("paper", 2), ("valid", 1), ("valid", 2)]

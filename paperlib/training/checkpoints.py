@@ -7,6 +7,10 @@ keep their runs here, one adapter per optimiser step. The layout under the run d
     training_log.parquet          one row per finished step (``step`` 1, 2, ...)
     checkpoint-<step>/            the trainer's checkpoint: adapter_model.safetensors, and what
                                   the trainer resumes from (its optimiser, RNG, value head)
+    kept/checkpoint-<step>/       what a checkout keeps of the checkpoints (git ignores the others):
+                                  the last one whole while the run trains (its resume point), and
+                                  the adapters of the steps chosen to keep (:meth:`RunDir.keep_adapters`;
+                                  a finished run's last step among them); kept/kept.json lists those
     rollouts/episodes/step-<step>.parquet, rollouts/steps/step-<step>.parquet
                                   the episodes that step trained on
 
@@ -17,8 +21,9 @@ file); on resume a half-written checkpoint is dropped and training goes on from 
 complete one.
 
 The log and the rollouts are the run's *record*; the checkpoints are not part of it. A
-checkout keeps a run's record and not its checkpoints (``paperlib.paths.runs``: git ignores
-``checkpoint-*``), so a record may hold steps whose checkpoints are not here. A finished
+checkout keeps a run's record and ``kept/``, not its checkpoints (``paperlib.paths.runs``: git
+ignores ``checkpoint-*``), so a run that trains across sessions resumes from its kept resume
+point, and a record may hold steps whose adapters are not here. A finished
 record is a finished run: training it again does nothing, and whatever reads only its log,
 rollouts or evaluation stores needs no checkpoint. What needs an adapter that is not here
 replays the run (each trainer's ``train(..., replay=True)``): the trainer redoes the steps
@@ -54,6 +59,19 @@ if TYPE_CHECKING:
 ADAPTER_FILE = "adapter_model.safetensors"
 COMPLETE_MARKER = "trainer_state.json"  # transformers' Trainer writes it last in a checkpoint
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
+KEPT = "kept"
+ADAPTER_FILES = (ADAPTER_FILE, "adapter_config.json")  # what a kept adapter is
+# what a resume point leaves out of a checkpoint: the tokenizer and the model card (they come with the model)
+NOT_FOR_RESUMING = (
+    "README.md",
+    "chat_template.jinja",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.json",
+    "merges.txt",
+    "added_tokens.json",
+)
 # the log's columns a redone step must reproduce: the adapter that played its rollout and the one
 # it ended at (both trainers log them)
 REPLAYED = ("rollout_adapter_hash", "adapter_hash")
@@ -97,23 +115,31 @@ class RunDir:
     def config_path(self) -> Path:
         return self.path / "run.json"
 
-    def claim(self, config: dict) -> None:
+    def claim(self, config: dict, defaults: dict | None = None) -> None:
         """Record ``config`` as this run's, or check that the directory already holds this run.
-        Refused in one line when the directory holds another run's config."""
+        Refused in one line when the directory holds another run's config. A setting added to the
+        package after the run was recorded counts as the same when ``config`` holds its default
+        (``defaults``: setting -> default), and is recorded."""
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{self.path} is not a directory")
         if self.config_path.exists():
             held = json.loads(self.config_path.read_text())
-            if held != config:
+            added = {k: v for k, v in config.items() if k not in held and k in (defaults or {}) and defaults[k] == v}
+            if {**held, **added} != config:
                 changed = sorted(k for k in held.keys() | config.keys() if held.get(k) != config.get(k))
                 raise ValueError(
                     f"{self.path} holds another run (its {', '.join(changed)} differ); "
                     f"choose another --out or delete it"
                 )
+            if added:
+                self._write_config(config)
             return
         self.path.mkdir(parents=True, exist_ok=True)
         if any(self.path.iterdir()):
             raise ValueError(f"{self.path} is not empty and holds no run config; choose another --out")
+        self._write_config(config)
+
+    def _write_config(self, config: dict) -> None:
         tmp = self.config_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(config, indent=1, sort_keys=True))
         os.replace(tmp, self.config_path)
@@ -123,21 +149,87 @@ class RunDir:
 
     # -- checkpoints ---------------------------------------------------------------
     def checkpoint(self, step: int) -> Path:
+        """Where the trainer writes ``step``'s checkpoint."""
         return self.path / f"checkpoint-{step}"
 
-    def steps_saved(self) -> list[int]:
-        """Steps whose checkpoint is complete (its marker written in full), in order."""
-        found = [
+    def kept(self, step: int) -> Path:
+        return self.path / KEPT / f"checkpoint-{step}"
+
+    def saved(self, step: int) -> Path:
+        """Where ``step``'s saved checkpoint is read from: the trainer's, when complete, else the kept one."""
+        return self.checkpoint(step) if _complete(self.checkpoint(step) / COMPLETE_MARKER) else self.kept(step)
+
+    def _steps(self, where: Path, whole: bool) -> list[int]:
+        return [
             int(m.group(1))
-            for p in self.path.glob("checkpoint-*")
-            if (m := _CHECKPOINT.fullmatch(p.name)) and _complete(p / COMPLETE_MARKER)
+            for p in where.glob("checkpoint-*")
+            if (m := _CHECKPOINT.fullmatch(p.name))
+            and (_complete(p / COMPLETE_MARKER) if whole else (p / ADAPTER_FILE).exists())
         ]
-        return sorted(found)
+
+    def steps_saved(self) -> list[int]:
+        """Steps whose adapter is here, in order: a complete checkpoint (its marker written in full)
+        or a kept one."""
+        return sorted(set(self._steps(self.path, whole=True)) | set(self._steps(self.path / KEPT, whole=False)))
 
     def last_step(self) -> int:
-        """The last step with a complete checkpoint (0: none)."""
-        saved = self.steps_saved()
-        return saved[-1] if saved else 0
+        """The last step training can resume from, a complete checkpoint or the kept resume point (0: none)."""
+        whole = self._steps(self.path, whole=True) + self._steps(self.path / KEPT, whole=True)
+        return max(whole, default=0)
+
+    def _kept_adapters(self) -> list[int]:
+        manifest = self.path / KEPT / "kept.json"
+        return json.loads(manifest.read_text())["adapters"] if manifest.exists() else []
+
+    def _copy(self, step: int, whole: bool) -> None:
+        """``step``'s saved checkpoint into kept/: whole (a resume point) or its adapter only, via a
+        temporary folder, so a kill leaves the old copy or the new one."""
+        source, target = self.saved(step), self.kept(step)
+        if source == target:
+            if whole and not _complete(target / COMPLETE_MARKER):
+                raise ValueError(f"{self.path}: step {step} has no whole checkpoint here to keep as a resume point")
+            if not whole:
+                for p in target.iterdir():
+                    if p.name not in ADAPTER_FILES:
+                        p.unlink()
+            return
+        tmp = target.with_name(target.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for p in source.iterdir():
+            if p.is_file() and (p.name in ADAPTER_FILES or (whole and p.name not in NOT_FOR_RESUMING)):
+                shutil.copy2(p, tmp / p.name)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(tmp, target)
+
+    def keep_resume_point(self, step: int, finished: bool) -> None:
+        """After ``step``'s checkpoint is saved: kept/ holds it whole as the run's resume point in place
+        of the last one, or, once the run is ``finished``, its adapter only (among the kept adapters).
+        A former resume point goes, but for the adapter of a step chosen to keep."""
+        chosen = set(self._kept_adapters())
+        for old in self._steps(self.path / KEPT, whole=True):
+            if old != step:
+                if old in chosen:
+                    self._copy(old, whole=False)
+                else:
+                    shutil.rmtree(self.kept(old))
+        if finished:
+            self.keep_adapters([step])
+        else:
+            self._copy(step, whole=True)
+
+    def keep_adapters(self, steps) -> None:
+        """Keep the adapters of ``steps`` under kept/ (what git holds of a run), beside those kept before:
+        the adapters a later session evaluates. Refused in one line for a step whose adapter is not here."""
+        missing = sorted(set(steps) - set(self.steps_saved()))
+        if missing:
+            raise ValueError(f"{self.path} has no adapter of step {', '.join(map(str, missing))} to keep")
+        chosen = sorted(set(self._kept_adapters()) | set(steps))
+        for step in steps:
+            if not self.kept(step).exists():
+                self._copy(step, whole=False)
+        manifest = self.path / KEPT / "kept.json"
+        manifest.write_text(json.dumps({"adapters": chosen}))
 
     def rewind(self) -> int:
         """Drop the checkpoints a killed run left half-written; return the last complete one's step,
@@ -223,9 +315,9 @@ def each_adapter(run: RunDir, model: str, adapters: dict) -> Iterator[tuple[str,
         )
     lm, tokenizer = load_local(model)
     with quiet_trl():  # peft asks transformers' renamed gradient-checkpointing API
-        peft_model = PeftModel.from_pretrained(lm, str(run.checkpoint(saved[0])))
+        peft_model = PeftModel.from_pretrained(lm, str(run.saved(saved[0])))
     for label, step in adapters.items():
         if step is not None:
-            set_peft_model_state_dict(peft_model, load_file(run.checkpoint(step) / ADAPTER_FILE))
+            set_peft_model_state_dict(peft_model, load_file(run.saved(step) / ADAPTER_FILE))
         with peft_model.disable_adapter() if step is None else nullcontext():
-            yield label, step or 0, peft_model, tokenizer, "base" if step is None else file_hash(run.checkpoint(step))
+            yield label, step or 0, peft_model, tokenizer, "base" if step is None else file_hash(run.saved(step))

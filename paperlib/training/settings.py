@@ -146,6 +146,11 @@ class TrainerSettings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
     @classmethod
+    def defaults(cls) -> dict:
+        """Each setting's default as a JSON value (what a run recorded before the setting existed ran with)."""
+        return cls().config()
+
+    @classmethod
     def of_run(cls, out):
         """The settings a run directory was trained with."""
         from paperlib.training.checkpoints import RunDir

@@ -23,6 +23,12 @@ trainer's fields to :class:`~paperlib.training.settings.TrainerSettings`)::
         its group, and ``policy_logprob``, the sampled completion's log-probability or None);
         ``episodes`` and ``steps`` the rows the step saves; ``summary`` the step's columns of
         the training log.
+    validate(backend, step, adapter_hash, run)   (optional; default: none)
+        play the validation episodes of ``step``'s adapter (checkpoint selection's held-out
+        set) into ``run``'s stores. The trainer calls it at the next step's rollout, whose
+        policy that adapter is, so every adapter is validated while it is in memory, and a run
+        trained across sessions needs none of its earlier checkpoints for it; the last step's,
+        the game plays after training.
 
 Around it (:class:`Rollout`, trl's ``rollout_func``): the backend over the trainer's model (hf,
 or trl's colocated vLLM engine), the model in eval mode while it plays, the hash of the
@@ -99,6 +105,9 @@ class GRPOSettings(TrainerSettings):
         self, backend, prompts: list[str], step: int, tokenizer
     ) -> tuple[dict, pd.DataFrame, pd.DataFrame, dict]:
         raise NotImplementedError
+
+    def validate(self, backend, step: int, adapter_hash: str, run: RunDir) -> None:
+        return None
 
     def sources(self) -> dict[str, str]:
         return {**super().sources(), **SOURCES}
@@ -193,7 +202,12 @@ class Rollout:
             self.backend = self._backend(trainer, model)
         was_training = model.training
         model.eval()  # no dropout, no gradient checkpointing while generating
+        validation_seconds = 0.0
         try:
+            if step > 1:  # the policy of this step's rollout is the adapter of the step before
+                validating = time.perf_counter()
+                self.settings.validate(self.backend, step - 1, generating, self.run)
+                validation_seconds = time.perf_counter() - validating
             rows, episodes, steps, summary = self.settings.rollout(self.backend, prompts, step, self.tokenizer)
         finally:
             model.train(was_training)
@@ -201,7 +215,8 @@ class Rollout:
         self.last = {
             "step": step,
             "rollout_adapter_hash": generating,
-            "rollout_seconds": time.perf_counter() - started,
+            "rollout_seconds": time.perf_counter() - started - validation_seconds,
+            "validation_seconds": validation_seconds,
             **summary,
         }
         return rows
@@ -298,7 +313,7 @@ def train(
     (:mod:`paperlib.training.checkpoints`)."""
     settings.check()
     run = RunDir(out)
-    run.claim(settings.config())
+    run.claim(settings.config(), settings.defaults())
     done = run.rewind()
     last = min(settings.steps, stop_after or settings.steps)
     recorded = run.recorded_steps()
@@ -306,5 +321,5 @@ def train(
         return run.log()
     with quiet_trl():
         trainer = build_trainer(settings, run, stop_after, progress)
-        trainer.train(resume_from_checkpoint=str(run.checkpoint(done)) if done else None)
+        trainer.train(resume_from_checkpoint=str(run.saved(done)) if done else None)
     return run.log()

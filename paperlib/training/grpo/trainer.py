@@ -244,6 +244,8 @@ class StepLog(TrainerCallback):
         self.bar.update(1)
 
     def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.run.keep_resume_point(state.global_step, finished=state.global_step == self.settings.steps)
         self.checkpoint_seconds.append(time.perf_counter() - self.logged)
 
     def on_step_end(self, args, state, control, **kwargs):

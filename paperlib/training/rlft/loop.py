@@ -206,7 +206,7 @@ class Trainer:
         from peft import set_peft_model_state_dict
         from safetensors.torch import load_file
 
-        checkpoint = self.run.checkpoint(update)
+        checkpoint = self.run.saved(update)
         set_peft_model_state_dict(self.model, load_file(checkpoint / ADAPTER_FILE))
         if self.value_head is not None:
             self.value_head.load_state_dict(torch.load(checkpoint / VALUE_HEAD_FILE, weights_only=True))
@@ -394,7 +394,7 @@ def train(
     run = RunDir(out)
 
     def claim():
-        run.claim(settings.config())
+        run.claim(settings.config(), settings.defaults())
         return run.rewind()
 
     done = processes.from_main(claim)
@@ -445,6 +445,7 @@ def train(
         if processes.main:
             run.append_log(row)
             trainer.save(update)
+            run.keep_resume_point(update, finished=update == settings.updates)
         bar.set_postfix(settings.postfix(row))
         bar.update(1)
     bar.close()
