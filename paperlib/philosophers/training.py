@@ -176,6 +176,8 @@ class TableSettings(GRPOSettings):
             if value not in allowed:
                 raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
         at_least_one({"rounds": self.rounds})
+        if self.val_episodes < 0:
+            raise ValueError(f"val_episodes must be zero (no validation) or more, got {self.val_episodes}")
         if min((self.n, *self.curriculum)) < 2:
             raise ValueError(f"a table needs at least 2 philosophers, got {min((self.n, *self.curriculum))}")
         if len(self.curriculum) > self.steps:
@@ -189,6 +191,17 @@ class TableSettings(GRPOSettings):
 
     def derived(self) -> dict[str, str]:
         return {**super().derived(), "seat_reward": "episode"}
+
+    def validate(self, backend, step: int, adapter_hash: str, run: RunDir) -> None:
+        """Step ``step``'s validation episodes with ``backend`` (the trainer's policy, that step's
+        adapter), into the store :func:`validate` reads: ``val_episodes`` at N, the same seeds and
+        sampling seed for every step."""
+        from paperlib.data import RolloutStore
+
+        if self.val_episodes:
+            labels = {"adapter": f"step-{step}", "step": step, "adapter_hash": adapter_hash}
+            store = RolloutStore(run.path / "validation" / f"step-{step}")
+            _play(self, backend, [self.n], self.val_episodes, VALIDATION_SEEDS, None, labels, store, False)
 
     # -- the rollout
     def dataset_rows(self) -> list[str]:
@@ -300,7 +313,9 @@ def recipe(profile: str, **overrides) -> TableSettings:
     from paperlib.profiles import get_profile
 
     chosen = get_profile(profile)
-    return TableSettings.from_recipe(chosen.name, chosen.grpo_recipe, **overrides)
+    return TableSettings.from_recipe(
+        chosen.name, {"val_episodes": chosen.grpo_val_episodes, **chosen.grpo_recipe}, **overrides
+    )
 
 
 # -- episode outcomes ------------------------------------------------------------------
@@ -365,32 +380,10 @@ def play_adapters(
     model) and ``adapter_hash`` (of the saved adapter file; "base"). With ``shared_base``, the base
     model's store is kept there for every run that plays it the same way (three training seeds
     evaluated with one sampling ``seed``), so it is played once."""
-    from paperlib.philosophers.evaluate import evaluate
-    from paperlib.philosophers.llm import LLMPolicy
-
     s = TableSettings.of_run(out)
 
     def play(backend, grid, labels, store):
-        policy = LLMPolicy(
-            backend,
-            prompt=s.prompt,
-            temperature=s.temperature,
-            max_new_tokens=s.max_new_tokens,
-            seed=s.seed if seed is None else seed,
-        )
-        played, steps = evaluate(
-            s.model,
-            grid,
-            episodes,
-            rounds=s.rounds,
-            mode=s.mode,
-            seed=first_seed,
-            store=store,
-            policy=policy,
-            labels=labels,
-            progress=progress,
-        )
-        return played, steps
+        return _play(s, backend, grid, episodes, first_seed, seed, labels, store, progress)
 
     same_play = {
         "prompt": s.prompt,
@@ -403,7 +396,7 @@ def play_adapters(
         "episodes": episodes,
         "first_seed": first_seed,
     }
-    episodes, steps = play_held_out(
+    played, steps = play_held_out(
         out,
         adapters,
         {"": ns},
@@ -416,23 +409,70 @@ def play_adapters(
         shared_base=shared_base,
         base_key=same_play,
     )
-    return add_outcomes(episodes), steps
+    return add_outcomes(played), steps
 
 
-def validate(out, episodes: int, n: int | None = None, progress: bool = True) -> pd.DataFrame:
-    """Validation episodes for every trained step of the run in ``out`` (``best_val``'s table): at each
-    step, ``episodes`` episodes with seeds ``VALIDATION_SEEDS + e`` (disjoint from training's and
-    from the evaluation's), the same seeds and sampling seed for every step, at the run's N (or
-    ``n``) and R (:func:`play_adapters`). One row per episode, with its ``step``; kept under the
-    run's ``validation/``, so a rerun plays only what is missing."""
+def _play(s: TableSettings, backend, ns, episodes: int, first_seed: int, seed, labels: dict, store, progress: bool):
+    """``episodes`` episodes at each N of ``ns`` with ``backend``, as run ``s`` plays held-out ones
+    (:func:`play_adapters`), into (resuming) ``store``: (episodes, steps)."""
+    from paperlib.philosophers.evaluate import evaluate
+    from paperlib.philosophers.llm import LLMPolicy
+
+    policy = LLMPolicy(
+        backend,
+        prompt=s.prompt,
+        temperature=s.temperature,
+        max_new_tokens=s.max_new_tokens,
+        seed=s.seed if seed is None else seed,
+    )
+    return evaluate(
+        s.model,
+        ns,
+        episodes,
+        rounds=s.rounds,
+        mode=s.mode,
+        seed=first_seed,
+        store=store,
+        policy=policy,
+        labels=labels,
+        progress=progress,
+    )
+
+
+def validate(out, episodes: int | None = None, n: int | None = None, progress: bool = True) -> pd.DataFrame:
+    """Validation episodes for every trained step of the run in ``out`` (``best_val``'s table): at
+    each step, ``episodes`` (default: the run's ``val_episodes``) episodes with seeds
+    ``VALIDATION_SEEDS + e`` (disjoint from training's and from the evaluation's), the same seeds
+    and sampling seed for every step, at the run's N (or ``n``) and R (:func:`play_adapters`). One
+    row per episode, with its ``step``; kept under the run's ``validation/``, where training
+    already played every step's but the last (:meth:`TableSettings.validate`), so this plays only
+    what is missing, and loads no model when nothing is."""
     s, run = TableSettings.of_run(out), RunDir(out)
     steps = {f"step-{k}": k for k in run.recorded_steps()}
     if not steps:
         raise ValueError(f"{out} holds no trained step to validate")
+    episodes = s.val_episodes if episodes is None else episodes
+    at_least_one({"validation episodes": episodes})
     table, _ = play_adapters(
         out, steps, [n or s.n], episodes, VALIDATION_SEEDS, run.path / "validation", progress=progress
     )
     return table
+
+
+def train_and_validate(settings: TableSettings, out, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Train ``settings`` in ``out`` (resuming what it holds), validate its last step (training
+    validated the others), and keep the adapters that checkpoint selection chooses under the
+    paper's reward and the run's own (``RunDir.keep_adapters``: what a later session evaluates
+    without replaying the run): (the training log, the validation table)."""
+    from paperlib.training.selection import RULES, select
+
+    log = train(settings, out, progress=progress)
+    validation = validate(out, progress=progress)
+    chosen = {
+        select(rule, log, validation, column) for rule in RULES for column in {"reward", REWARDS[settings.reward]}
+    }
+    RunDir(out).keep_adapters(sorted(chosen))
+    return log, validation
 
 
 def compare_by_n(
