@@ -65,11 +65,13 @@ def test_the_curriculum_keeps_the_recipes_rows_per_step():
     assert s.trained_seats(7, 15) == s.trained_seats(7, 15) != s.trained_seats(8, 15)  # drawn from the seed
 
 
-def test_a_curriculum_is_recorded_only_where_a_run_has_one(tmp_path):
-    assert "curriculum" not in recipe("smoke").config()  # runs recorded before the field still resume
+def test_a_run_recorded_before_the_curriculum_resumes_and_one_with_it_reads_back(tmp_path):
+    old = {k: v for k, v in recipe("smoke").config().items() if k != "curriculum"}
+    RunDir(tmp_path / "old").claim(old)
+    RunDir(tmp_path / "old").claim(recipe("smoke").config(), recipe("smoke").defaults())  # the same run
     s = recipe("smoke", curriculum=(2, 3))
-    RunDir(tmp_path).claim(s.config())
-    assert TableSettings.of_run(tmp_path) == s
+    RunDir(tmp_path / "new").claim(s.config())
+    assert TableSettings.of_run(tmp_path / "new") == s
     with pytest.raises(ValueError, match="at least 2 philosophers"):
         recipe("smoke", curriculum=(1, 3))
     with pytest.raises(ValueError, match="a curriculum of 3 tables needs as many steps"):
@@ -77,7 +79,7 @@ def test_a_curriculum_is_recorded_only_where_a_run_has_one(tmp_path):
 
 
 def test_a_curriculum_step_plays_its_n_and_trains_the_drawn_seats(tmp_path):
-    settings = recipe("smoke", curriculum=(2, 3), rounds=1, groups=1, group_size=2, reward="shaped")
+    settings = recipe("smoke", curriculum=(2, 3), rounds=1, groups=1, group_size=2, reward="shaped", val_episodes=0)
     rollout = Rollout(settings, type("Tokenizer", (), {"eos_token_id": 0})(), RunDir(tmp_path))
     rollout.backend = ScriptedBackend(["no call"] * 6)  # step 2: 2 episodes x 3 philosophers x 1 round
     trainer = FakeTrainer()

@@ -147,14 +147,6 @@ class TableSettings(GRPOSettings):
     def labels(self) -> dict:
         return {"model": self.model, "reward": self.reward, "seed": self.seed, "profile": self.profile}
 
-    def config(self) -> dict:
-        """The settings as JSON values; a run without a curriculum records none, as every run recorded
-        before the field (so that those runs resume)."""
-        config = super().config()
-        if not self.curriculum:
-            del config["curriculum"]
-        return config
-
     def step_seeds(self, step: int) -> list[int]:
         """The episode seeds of ``step`` (1-based), one per group."""
         first = TRAINING_SEEDS + self.seed * SEEDS_PER_RUN + (step - 1) * self.groups
