@@ -228,3 +228,38 @@ def test_notebook_99_collects_our_own_claims_beside_the_papers(tmp_path):
     assert (collected["notebook"] == "99_claims").sum() == len(reported_numbers())
     verdicts = n05.verdict_table(claims, [5]).set_index("prescription")
     assert verdicts.loc["checkpoint discipline", "why"].startswith("the same adapter")
+
+
+def test_on_paper_the_frontier_models_stand_beside_the_closest_adapter():
+    from paperlib.reports import n05_interventions as n05
+
+    gap = n05.gap_table(n05.summary_table(_episodes()))
+    coordination = pd.DataFrame(
+        {
+            "model": ["gpt-5.4", "gpt-5.4", "qwen3-14b", "grok-4.2"],
+            "decision": ["free", "constrained", "free", "free"],
+            "n": [5, 5, 5, 10],
+            "meals": [2.5, 3.0, 0.1, 2.0],
+            "deadlock_rate": [0.2, 0.1, 0.9, 0.3],
+        }
+    )
+    table = n05.frontier_table(coordination, gap, ["gpt-5.4", "grok-4.2"])
+    assert table.to_dict("records") == [
+        {
+            "model": "gpt-5.4",
+            "n": 5,
+            "meals": 2.5,
+            "deadlock_rate": 0.2,
+            "adapter": "shaped (last)",
+            "adapter_meals": 1.5,
+        }
+    ]
+
+
+def test_where_nobody_can_eat_there_is_no_gap_to_close():
+    from paperlib.reports import n05_interventions as n05
+
+    summary = n05.summary_table(_episodes().assign(meals_total=0))  # e.g. smoke's two rounds: no meal possible
+    gap = n05.gap_table(summary)
+    assert gap["gap closed"].isna().all() and n05.closest(gap).empty
+    assert n05.gap_sentence(gap).endswith("waiter 0.00: no gap to close.")

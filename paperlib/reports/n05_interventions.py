@@ -276,7 +276,7 @@ def gap_table(summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for n, cell in summary.groupby("n"):
         base = float(cell.loc[cell["run"] == BASE, "meals"].iloc[0])
-        scripted = cell[cell["run"] == SCRIPTED].sort_values("meals").iloc[-1]
+        scripted = cell.loc[cell.loc[cell["run"] == SCRIPTED, "meals"].idxmax()]
         for r in cell[~cell["run"].isin([BASE, SCRIPTED])].itertuples():
             gap = scripted["meals"] - base
             rows.append(
@@ -294,17 +294,48 @@ def gap_table(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def closest(gap: pd.DataFrame) -> pd.DataFrame:
+    """Per N where there is a gap, the row of :func:`gap_table` whose adapter closes most of it (the
+    first of equals)."""
+    rows = gap.dropna(subset=["gap closed"])
+    return rows.loc[rows.groupby("n")["gap closed"].idxmax()]
+
+
 def gap_sentence(gap: pd.DataFrame) -> str:
-    """The adapter that closes most of the gap at each N, in words."""
+    """The adapter that closes most of the gap at each N, in words; where no scripted policy eats
+    more than the base model (too few rounds to eat), that there is no gap."""
+    best = closest(gap).set_index("n")
     parts = []
     for n, cell in gap.groupby("n"):
-        best = cell.sort_values("gap closed").iloc[-1]
-        parts.append(
-            f"at N = {n} the base model eats {best['base meals']:.2f} meals per episode and {best['scripted']} "
-            f"{best['scripted meals']:.2f}; the adapter closest to it, {best['run']} ({best['selection']}), eats "
-            f"{best['meals']:.2f}, {best['gap closed']:.0%} of the way"
+        row = cell.iloc[0]
+        said = (
+            f"at N = {n} the base model eats {row['base meals']:.2f} meals per episode and {row['scripted']} "
+            f"{row['scripted meals']:.2f}"
         )
+        if n in best.index:
+            b = best.loc[n]
+            said += (
+                f"; the adapter closest to it, {b['run']} ({b['selection']}), eats {b['meals']:.2f}, "
+                f"{b['gap closed']:.0%} of the way"
+            )
+        else:
+            said += ": no gap to close"
+        parts.append(said)
     return "The gap to the best scripted policy that eats: " + "; ".join(parts) + "."
+
+
+def frontier_table(coordination: pd.DataFrame, gap: pd.DataFrame, models) -> pd.DataFrame:
+    """The gap's other far end on a profile with frontier models (``models``): each one's meals per
+    episode and deadlock rate at each N in free decisions, the paper's protocol (notebook 02's
+    summary, ``coordination``), beside the adapter that closes most of the gap to the scripted
+    policy there (:func:`gap_table`)."""
+    best = closest(gap).set_index("n")
+    rows = coordination[coordination["model"].isin(models) & (coordination["decision"] == "free")]
+    rows = rows[rows["n"].isin(best.index)][["model", "n", "meals", "deadlock_rate"]]
+    return rows.assign(
+        adapter=[f"{best.loc[n, 'run']} ({best.loc[n, 'selection']})" for n in rows["n"]],
+        adapter_meals=[best.loc[n, "meals"] for n in rows["n"]],
+    ).reset_index(drop=True)
 
 
 # -- the claims and the verdicts ----------------------------------------------------------------
