@@ -263,3 +263,20 @@ def test_where_nobody_can_eat_there_is_no_gap_to_close():
     gap = n05.gap_table(summary)
     assert gap["gap closed"].isna().all() and n05.closest(gap).empty
     assert n05.gap_sentence(gap).endswith("waiter 0.00: no gap to close.")
+
+
+def test_every_profile_reads_only_rows_notebook_04_plays():
+    from dataclasses import replace
+
+    from paperlib.profiles import PROFILES
+    from paperlib.reports.n05_interventions import check_reuse
+
+    for profile in PROFILES.values():
+        check_reuse(profile)
+        assert set(profile.intervention_runs) == {"shaped", "curriculum", "penalty"}
+        for changes in profile.intervention_runs.values():  # every run builds on every profile
+            recipe(profile.name, **changes)
+    with pytest.raises(ValueError, match="intervention_eval_ns must lie within grpo_eval_ns"):
+        check_reuse(replace(PROFILES["cpu"], intervention_eval_ns=(5, 20)))
+    with pytest.raises(ValueError, match="at most grpo_eval_episodes"):
+        check_reuse(replace(PROFILES["cpu"], intervention_eval_episodes=31))
