@@ -51,12 +51,15 @@ def tictactoe_smoke_run(tmp_path_factory):
 
 @pytest.fixture
 def resumes_to_the_same_log(tmp_path):
-    """A check: ``train`` stopped after its first step in a fresh directory, then rerun, ends with
+    """A check: ``train`` stopped after its first step in a fresh directory, then rerun in what a new
+    checkout holds (its kept resume point, not the trainer's checkpoint), ends with
     ``uninterrupted``'s log (timings aside) and trains nothing more when run again."""
 
     def check(settings, train, uninterrupted):
         first = train(settings, tmp_path, stop_after=1, progress=False)
         assert list(first["step"]) == [1] and RunDir(tmp_path).steps_saved() == [1]
+        shutil.rmtree(RunDir(tmp_path).checkpoint(1))  # a new checkout: the kept resume point is what is left
+        assert RunDir(tmp_path).last_step() == 1
         resumed = train(settings, tmp_path, progress=False)
         timing = _measured(uninterrupted)
         pd.testing.assert_frame_equal(resumed.drop(columns=timing), uninterrupted.drop(columns=timing))

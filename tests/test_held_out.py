@@ -67,8 +67,9 @@ def a_checkpoint(run: RunDir, step: int, whole: bool = True):
     """A saved checkpoint as a trainer leaves it: adapter, optimiser, tokenizer, and (whole) its marker."""
     where = run.checkpoint(step)
     where.mkdir(parents=True)
-    for name in ("adapter_model.safetensors", "adapter_config.json", "optimizer.pt", "tokenizer.json"):
+    for name in ("adapter_model.safetensors", "optimizer.pt", "tokenizer.json", "training_args.bin"):
         (where / name).write_text(f"{name} of step {step}")
+    (where / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "/home/me/models/x", "r": 8}))
     if whole:
         (where / "trainer_state.json").write_text("{}")
 
@@ -89,7 +90,9 @@ def test_kept_holds_the_resume_point_whole_and_the_chosen_adapters_alone(tmp_pat
         "adapter_model.safetensors",
         "optimizer.pt",
         "trainer_state.json",
-    ]  # what a resume reads; the tokenizer comes with the model
+    ]  # what a resume reads; the tokenizer comes with the model, the pickled arguments name this machine's folders
+    held = json.loads((kept / "checkpoint-3" / "adapter_config.json").read_text())
+    assert held == {"base_model_name_or_path": "smollm2-135m", "r": 8}  # the model's name, not its folder
     assert sorted(p.name for p in (kept / "checkpoint-1").iterdir()) == [
         "adapter_config.json",
         "adapter_model.safetensors",

@@ -61,8 +61,10 @@ COMPLETE_MARKER = "trainer_state.json"  # transformers' Trainer writes it last i
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
 KEPT = "kept"
 ADAPTER_FILES = (ADAPTER_FILE, "adapter_config.json")  # what a kept adapter is
-# what a resume point leaves out of a checkpoint: the tokenizer and the model card (they come with the model)
+# what a resume point leaves out of a checkpoint: the tokenizer and the model card (they come with the
+# model), and the trainer's pickled arguments (a resume does not read them; they name this machine's folders)
 NOT_FOR_RESUMING = (
+    "training_args.bin",
     "README.md",
     "chat_template.jinja",
     "tokenizer.json",
@@ -199,6 +201,10 @@ class RunDir:
         for p in source.iterdir():
             if p.is_file() and (p.name in ADAPTER_FILES or (whole and p.name not in NOT_FOR_RESUMING)):
                 shutil.copy2(p, tmp / p.name)
+        adapter_config = tmp / "adapter_config.json"
+        if adapter_config.exists():  # peft records the base model's folder: git keeps its name instead
+            held = json.loads(adapter_config.read_text())
+            adapter_config.write_text(json.dumps({**held, "base_model_name_or_path": self.config()["model"]}, indent=2))
         shutil.rmtree(target, ignore_errors=True)
         os.replace(tmp, target)
 
