@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from paperlib import claims
-from paperlib.claims import COLUMNS, check_claims, claims_table, collect_claims, read_claims, write_claims
+from paperlib.claims import COLUMNS, OURS, check_claims, claims_table, collect_claims, read_claims, write_claims
 from paperlib.reports import n11_greediness, n12_frequency_bias, n13_knowing_doing, n99_claims
 
 
@@ -133,6 +133,13 @@ def test_notebook_99_s_table_stacks_every_file_paper_a_first_and_counts_the_verd
     assert n99_claims.paper_sentences(table[table["paper"] == "B"]).splitlines()[0] == (
         "- **Paper A**: no notebook has set our numbers beside its 18 reported numbers yet."
     )
+    ours = compared.iloc[:1].assign(reported=OURS, verdict="inconclusive", notebook="05_interventions")
+    assert n99_claims.paper_sentences(pd.concat([table, ours], ignore_index=True)).splitlines()[:2] == [
+        "- **Paper A**: 2 claims on 2 of its 18 reported numbers; our run supports 1, contradicts 0, "
+        "leaves 0 inconclusive and cannot test 1.",  # our own claims are not the paper's numbers
+        "- **Ours, on what paper A proposes and did not run**: 1 claim; our run supports 0, contradicts 0, "
+        "leaves 1 inconclusive and cannot test 0.",
+    ]
 
 
 def test_two_files_giving_one_claim_id_and_no_file_at_all_are_refused(tmp_path):

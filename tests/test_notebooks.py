@@ -292,14 +292,13 @@ def test_90_pushes_with_the_token_from_the_environment_and_writes_it_nowhere(tmp
     assert token not in captured.out + captured.err  # what the notebook printed while it ran
 
 
-@pytest.mark.slow
-def test_03_and_04_grpo(tmp_path, capsys):
-    """Notebook 03 trains the smoke recipe twice (positive control, paper's reward), validates the
-    paper run and tests the control; notebook 04, in a later checkout (the runs without their
-    trainer checkpoints, as git keeps them), selects and evaluates the paper run's kept adapters
-    without replaying it."""
-    from paperlib.training.checkpoints import RunDir
-
+@pytest.fixture(scope="module")
+def grpo_notebooks(tmp_path_factory):
+    """Notebooks 03 and 04 on smoke, once for the tests of 03, 04 and 05: 03 trains the smoke recipe
+    twice (positive control, paper's reward), validates the paper run and tests the control; 04,
+    in a later checkout (the runs without their trainer checkpoints, as git keeps them), selects
+    and evaluates the paper run's kept adapters. Returns (the folder, the notebooks' parameters)."""
+    tmp_path = tmp_path_factory.mktemp("grpo_notebooks")
     parameters = {
         "data_dir": str(tmp_path / "data"),
         "figures_dir": str(tmp_path / "figures"),
@@ -312,6 +311,15 @@ def test_03_and_04_grpo(tmp_path, capsys):
         _assert_every_figure_shown(executed, tmp_path / "figures")
         for checkpoint in (tmp_path / "runs").glob("grpo-*/checkpoint-*"):  # a new checkout
             shutil.rmtree(checkpoint)
+    return tmp_path, parameters
+
+
+@pytest.mark.slow
+def test_03_and_04_grpo(grpo_notebooks, capsys):
+    """Notebook 04 evaluated notebook 03's kept adapters in a later checkout without replaying a run."""
+    from paperlib.training.checkpoints import RunDir
+
+    tmp_path, parameters = grpo_notebooks
     assert not list((tmp_path / "runs").glob("grpo-*/checkpoint-*"))  # 04 replayed nothing
     data, figures = tmp_path / "data", tmp_path / "figures"
     log = pd.read_parquet(data / "03_training_log.parquet")
@@ -353,20 +361,16 @@ def test_03_and_04_grpo(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_05_interventions(tmp_path, capsys):
-    """Notebook 05 on smoke after 03 and 04: each prescription's run trains the smoke recipe, its kept
-    adapters play notebook 04's evaluation seeds, whose base and recipe rows are read rather than
-    played again; its claims are our own, notebook 99 collects them, and --from-data rebuilds them."""
+def test_05_interventions(grpo_notebooks, capsys):
+    """Notebook 05 on smoke after 03 and 04 (in a later checkout): each prescription's run trains the
+    smoke recipe, its kept adapters play notebook 04's evaluation seeds, whose base and recipe rows
+    are read rather than played again; its claims are our own, notebook 99 collects them, and
+    --from-data rebuilds them."""
     from paperlib.claims import OURS, read_claims
 
-    parameters = {
-        "data_dir": str(tmp_path / "data"),
-        "figures_dir": str(tmp_path / "figures"),
-        "runs_dir": str(tmp_path / "runs"),
-    }
-    for number in ("03", "04", "05"):
-        (notebook,) = pipeline.notebooks([number])
-        executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
+    tmp_path, parameters = grpo_notebooks
+    (notebook,) = pipeline.notebooks(["05"])
+    executed = pipeline.execute(notebook, "smoke", out_dir=tmp_path, parameters=parameters)
     _assert_no_checkout_path(executed)
     _assert_every_figure_shown(executed, tmp_path / "figures")
     data = tmp_path / "data"

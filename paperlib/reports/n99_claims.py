@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from paperlib.claims import COLLECTOR, SHOWN, addressed, reported_numbers, show_claims
+from paperlib.claims import COLLECTOR, OURS, SHOWN, addressed, reported_numbers, show_claims
 
 
 def contributors_sentence(table: pd.DataFrame) -> str:
@@ -31,25 +31,38 @@ def contributors_sentence(table: pd.DataFrame) -> str:
 
 def paper_sentences(table: pd.DataFrame) -> str:
     """A Markdown bullet per paper: how many of its reported numbers the claims address, and
-    how many claims our run supports, contradicts, leaves inconclusive or cannot test."""
+    how many claims our run supports, contradicts, leaves inconclusive or cannot test; then,
+    where there are any, the same for our own claims on what the paper proposes and did not run
+    (``reported`` :data:`~paperlib.claims.OURS`)."""
     reported = reported_numbers()
     table = table[table["notebook"] != COLLECTOR]
     lines = []
     for paper, numbers in reported.groupby("paper"):
-        rows = table[table["paper"] == paper]
+        rows = table[(table["paper"] == paper) & (table["reported"] != OURS)]
         if rows.empty:
             lines.append(
                 f"- **Paper {paper}**: no notebook has set our numbers beside its {len(numbers)} reported numbers yet."
             )
-            continue
-        counts = rows["verdict"].value_counts()
-        lines.append(
-            f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(addressed(rows))} of its "
-            f"{len(numbers)} reported numbers; our run supports {counts.get('supports', 0)}, contradicts "
-            f"{counts.get('contradicts', 0)}, leaves {counts.get('inconclusive', 0)} inconclusive and cannot test "
-            f"{counts.get('cannot test', 0)}."
-        )
+        else:
+            lines.append(
+                f"- **Paper {paper}**: {_count(len(rows), 'claim')} on {len(addressed(rows))} of its "
+                f"{len(numbers)} reported numbers; {_verdicts(rows)}."
+            )
+        ours = table[(table["paper"] == paper) & (table["reported"] == OURS)]
+        if len(ours):
+            lines.append(
+                f"- **Ours, on what paper {paper} proposes and did not run**: {_count(len(ours), 'claim')}; "
+                f"{_verdicts(ours)}."
+            )
     return "\n".join(lines)
+
+
+def _verdicts(rows: pd.DataFrame) -> str:
+    counts = rows["verdict"].value_counts()
+    return (
+        f"our run supports {counts.get('supports', 0)}, contradicts {counts.get('contradicts', 0)}, leaves "
+        f"{counts.get('inconclusive', 0)} inconclusive and cannot test {counts.get('cannot test', 0)}"
+    )
 
 
 def _count(number: int, noun: str) -> str:
