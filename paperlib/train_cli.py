@@ -34,7 +34,7 @@ def add_commands(groups) -> None:
         choices=tuple(REWARDS),
         default="paper",
         help="paper (paper A's), shaped (no-deadlock credit needs a meal), valid (share of valid "
-        "actions: the positive control)",
+        "actions: the positive control), shaped_penalty (shaped, less paper B's penalty per failed call)",
     )
     grpo.add_argument("--steps", type=positive_int, help="optimiser steps; default: the profile's (the paper: 16)")
     grpo.add_argument("--groups", type=positive_int, help="groups (seeds) per step; default: the profile's")
@@ -46,6 +46,18 @@ def add_commands(groups) -> None:
         help="episodes per group; default: the profile's (the paper: 3)",
     )
     grpo.add_argument("--rows", choices=ROW_LAYOUTS, help="one trl row per turn or per seat; default: the profile's")
+    grpo.add_argument(
+        "--curriculum",
+        type=int_at_least(2, "a table needs at least 2 philosophers, got {text}"),
+        nargs="+",
+        metavar="N",
+        help="N per block of steps, e.g. 5 10 15 (paper A's third prescription; notebook 05); default: none",
+    )
+    grpo.add_argument(
+        "--val-episodes",
+        type=nonnegative_int,
+        help="validation episodes per step, played in training, for best_val (0: none); default: the profile's",
+    )
     grpo.set_defaults(func=grpo_command)
 
     rlft = _parser(
@@ -116,7 +128,7 @@ def _parser(commands, name: str, what: str, sizes: str, step: str, played: str):
 
 
 def grpo_command(args) -> int:
-    from paperlib.philosophers.training import recipe
+    from paperlib.philosophers.training import recipe, train_and_validate
     from paperlib.training.grpo import train
 
     settings = recipe(
@@ -130,8 +142,11 @@ def grpo_command(args) -> int:
         learning_rate=args.learning_rate,
         precision=args.precision,
         rows=args.rows,
+        curriculum=tuple(args.curriculum) if args.curriculum else None,
+        val_episodes=args.val_episodes,
     )
-    log = train(settings, args.out)
+    # with validation: the last step validated and the adapters checkpoint selection chooses kept
+    log = train_and_validate(settings, args.out)[0] if settings.val_episodes else train(settings, args.out)
     final = log.sort_values("step").iloc[-1]
     print(
         f"GRPO {settings.model}, reward {settings.reward}, seed {settings.seed}: {int(final['step'])} steps, "

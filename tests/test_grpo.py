@@ -97,6 +97,8 @@ def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
         (["--steps", "0"], "must be a positive integer, got 0"),
         (["--group-size", "1"], "a group needs at least 2 episodes"),
         (["--reward", "meals"], "invalid choice: 'meals'"),
+        (["--curriculum", "5", "1"], "a table needs at least 2 philosophers, got 1"),
+        (["--val-episodes", "-1"], "got -1"),
     ]:
         with pytest.raises(SystemExit):
             parser.parse_args(base + extra)
