@@ -76,7 +76,8 @@ def play_adapters(
         else:
             pending.setdefault(label, []).append(name)
     todo = {label: adapters[label] for label in pending}
-    if restore is not None and any(k is not None and k not in run.steps_saved() for k in todo.values()):
+    saved = run.steps_saved()
+    if restore is not None and any(k is not None and k not in saved for k in todo.values()):
         restore()
     options = {} if max_batch is None else {"max_batch": max_batch}
     for label, number, model, tokenizer, hashed in each_adapter(run, model_name, todo) if todo else ():
