@@ -42,7 +42,10 @@ PROGRESS_EVERY = 10.0  # seconds between two console lines of one progress bar
 # before it starts, and the README's table of commands gives them per notebook.
 ESTIMATES = {
     "01": (10, "measured: scripted policies only"),
-    "02": (1_447, "measured: three models, 30 episodes per cell (README)"),
+    "02": (
+        2_150,
+        "measured: three models, 30 episodes per cell, 1,447 s (README), and Qwen2.5-Coder-1.5B at N = 5, 696 s",
+    ),
     "03": (
         7_500,
         "estimated: the positive control and three paper-reward runs, 64 GRPO steps at about 110 s on the bfloat16 trainer",

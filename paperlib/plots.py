@@ -439,6 +439,12 @@ def coordination_gap(table, paper):
     silent = cells[cells["decision"] != "scripted"].groupby("label")["meals"].max().loc[lambda m: m == 0].index
     cells["label"] = [f"{label}: no meal at any N" if label in silent else label for label in cells["label"]]
     ns = sorted(cells["n"].unique())
+    # a model that plays fewer table sizes than the grid (the profile's gap_model_ns) says which
+    fewer = cells.groupby("label")["n"].unique().loc[lambda played: played.map(len) < len(ns)]
+    cells["label"] = [
+        f"{label} (N = {', '.join(map(str, sorted(fewer[label])))} only)" if label in fewer.index else label
+        for label in cells["label"]
+    ]
     labels = list(cells["label"].unique())
     offsets = {label: (i - (len(labels) - 1) / 2) * 0.07 for i, label in enumerate(labels)}
     beside = max(offsets.values()) + 0.4  # the paper's numbers stand right of ours

@@ -60,6 +60,8 @@ class Profile:
     gap_llm_episodes: int = 30  # per cell, LLM agents
     gap_decisions: tuple[str, ...] = ("free", "constrained")  # free is the paper's; constrained is ours
     gap_free_only: tuple[str, ...] = ()  # models that play the grid in free mode only (the paper's protocol)
+    # the table sizes a model plays where they are fewer than gap_ns (read through Profile.gap_ns_of)
+    gap_model_ns: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     gap_prompts: tuple[str, ...] = ("rules-v1", "options-v1")  # valid-call probe; the best one runs the grid
     gap_probe_episodes: int = 10  # at N = 5 [ours]
     gap_max_new_tokens: int = 1024  # [ours] room for a reasoning model to think before its call
@@ -181,6 +183,11 @@ class Profile:
             "generation": "trl's colocated vLLM engine on a GPU",
         }
     )
+
+    def gap_ns_of(self, model: str) -> tuple[int, ...]:
+        """The table sizes ``model`` plays in notebook 02's grid: its entry in :attr:`gap_model_ns`,
+        else :attr:`gap_ns`."""
+        return tuple(self.gap_model_ns.get(model, self.gap_ns))
 
     def bandit_size(self, model: str, knob: str) -> int:
         """``knob`` (a size of notebooks 11 and 13, e.g. ``kd_tokens``) for ``model``: its entry in
@@ -312,9 +319,21 @@ PROFILES = {
     "cpu": Profile(
         name="cpu",
         # -- paper A, notebook 02: the embedded models at the paper's 30 episodes per cell
-        gap_models=(("smollm2-135m", "hf"), ("gemma3-270m", "hf"), ("qwen2.5-coder-0.5b", "hf")),
+        gap_models=(
+            ("smollm2-135m", "hf"),
+            ("gemma3-270m", "hf"),
+            ("qwen2.5-coder-0.5b", "hf"),
+            ("qwen2.5-coder-1.5b", "hf"),
+        ),
         gap_probe_episodes=2,
-        gap_free_only=("qwen2.5-coder-0.5b",),  # [ours: time] the model that writes calls, in the paper's protocol
+        # [ours: time] the models that write calls, in the paper's protocol only
+        gap_free_only=("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"),
+        # [ours: time] Qwen2.5-Coder-1.5B at N = 5 only: it plays 1.35 decisions/s at N = 5 here in
+        # float32 (paperlib bench philosophers, 30 episodes, 16 tokens), so the whole grid's 4,500
+        # decisions would take about 57 min on top of the other models' 24 (issue 30: the grid if
+        # notebook 02 stays within 60 minutes, else N = 5). Measured in notebook 02: N = 5's 750
+        # decisions in 374 s, its two prompt probes (2 episodes each) in 322 s
+        gap_model_ns={"qwen2.5-coder-1.5b": (5,)},
         gap_max_batch=450,  # every philosopher of the 30 episodes at N = 15 in one forward pass
         gap_max_new_tokens=16,  # the longest call is 15 tokens up to its name's closing quote
         # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores, and

@@ -369,3 +369,48 @@ def test_a_silent_model_whose_interval_excludes_one_contradicts_a13():
     reaching = table.assign(reward_high=[1.0, 1.0])
     claims = n02_gap.gap_claims_table(reaching, rates, "02_summary.parquet", "smoke").set_index("claim")
     assert claims.loc["02:A13:tiny-lm (free)", "verdict"] == "supports"
+
+
+def test_a_model_plays_only_the_table_sizes_the_profile_names_for_it(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    import paperlib.backends as backends
+    from paperlib import profiles
+    from tests.scripted_backend import ScriptedBackend
+
+    class Silent(ScriptedBackend):  # writes no call, every turn
+        def generate(self, prompts, **options):
+            self.texts = ["I think."] * len(prompts)
+            return super().generate(prompts, **options)
+
+    monkeypatch.setattr(backends, "make_backend", lambda kind, model, **options: Silent())
+    settings = replace(
+        profiles.get_profile("smoke"),
+        gap_models=(("every-n", "hf"), ("five-only", "hf")),
+        gap_policies=("no_action",),
+        gap_ns=(5, 6),
+        gap_decisions=("free",),
+        gap_model_ns={"five-only": (5,)},
+    )
+    assert settings.gap_ns_of("five-only") == (5,) and settings.gap_ns_of("every-n") == (5, 6)
+    result = gap.run_gap(settings, 0, tmp_path, log=lambda line: None)
+    played = result["episodes"].groupby("model")["n"].unique().map(sorted)
+    assert played.to_dict() == {"every-n": [5, 6], "five-only": [5], "policy:no_action": [5, 6]}
+    assert sorted(result["steps"].loc[result["steps"]["model"] == "five-only", "n"].unique()) == [5]
+
+
+def test_the_gap_figure_names_a_model_that_played_fewer_table_sizes():
+    import matplotlib.pyplot as plt
+
+    from paperlib import plots
+
+    rows = [("policy:waiter", "scripted", n) for n in (5, 10)] + [("big-lm", "free", 5), ("small-lm", "free", 5)]
+    rows += [("small-lm", "free", 10)]
+    table = pd.DataFrame(rows, columns=["model", "decision", "n"]).assign(
+        reward=0.5, reward_low=0.4, reward_high=0.6, deadlock_rate=0.1, deadlock_low=0.0, deadlock_high=0.3, meals=1.0
+    )
+    fig = plots.coordination_gap(table, paper_rows(pd.read_csv(paths.PAPER_REPORTED)).iloc[:0])
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert any("big-lm" in label and label.endswith("(N = 5 only)") for label in labels), labels
+    assert not any("only" in label for label in labels if "big-lm" not in label), labels
+    plt.close(fig)

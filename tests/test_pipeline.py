@@ -341,8 +341,8 @@ def test_a_notebook_shows_each_figure_it_writes_below_its_cell(tmp_path):
 def test_a_run_says_what_it_will_run_and_how_long_before_it_starts():
     selected = pipeline.notebooks(["02", "14"])
     line = pipeline.estimate(selected, "cpu", generate=True)
-    assert line.startswith("will run 2 notebooks, playing their rollouts afresh (02 24 min, 14 2 h 15 min)")
-    assert "about 2 h 39 min on a 2-core CPU" in line
+    assert line.startswith("will run 2 notebooks, playing their rollouts afresh (02 36 min, 14 2 h 15 min)")
+    assert "about 2 h 51 min on a 2-core CPU" in line
     assert pipeline.estimate(selected, "cpu", generate=False).startswith("will rebuild 2 notebooks (02 14)")
     assert set(pipeline.ESTIMATES) == {p.name[:2] for p in pipeline.notebooks()}  # every notebook has its time
     readme = (ROOT / "README.md").read_text()

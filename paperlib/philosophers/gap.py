@@ -74,7 +74,8 @@ def run_gap(settings, seed: int, rollouts_dir, progress: bool = False, log=print
         for decision in settings.gap_decisions:
             if decision == "constrained" and (not CAPABILITIES[kind].scores or model in settings.gap_free_only):
                 continue  # an HTTP endpoint does not score text; gap_free_only: the paper's protocol only
-            ep, st = run(settings.gap_ns, settings.gap_llm_episodes, chosen, decision, f"{decision}-{chosen}")
+            ns = settings.gap_ns_of(model)
+            ep, st = run(ns, settings.gap_llm_episodes, chosen, decision, f"{decision}-{chosen}")
             episodes.append(ep)
             steps.append(st)
             log(f"{model} {decision}: {len(ep)} episodes")
