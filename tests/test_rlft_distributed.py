@@ -28,8 +28,13 @@ ROOT = TESTS.parent
 # by more than 1e-3 lr): the adapters are compared as a whole, the L2 norm of their difference
 # against that of the update (measured 3.9e-4 / 1.1e-5). Adam's step hardly depends on the
 # gradient's scale, which the gradient and its norm check.
+# A statistic that is one term of the loss carries the loss's own float32 rounding: on tic-tac-toe
+# (a loss of 7.9, most of it the value loss) the policy loss of -0.079 differed by 1.0e-6 between
+# one and two processes (the loss by 1.3e-7 of itself; the clip fraction and the KL agreed), once
+# the first minibatch's own pass gave its log-probabilities before the step.
 RTOL = 1e-5  # the loss, its statistics and the gradient norm, relative
 ATOL = 1e-6  # ... absolute, for statistics near 0 (a policy loss of 1e-8 against 0)
+LOSS_ROUNDING = 1e-6  # ... absolute, relative to the loss: a term's share of the loss's rounding
 GRADIENT_TOL = 1e-4  # largest difference of a gradient entry, relative to the largest entry
 ADAPTER_TOL = 5e-3  # L2 norm of the adapters' difference, relative to the update's
 GAP_TOL = 1e-4  # the recomputed log-probabilities against the rollout's, in both runs (on-policy)
@@ -104,7 +109,8 @@ def test_two_processes_make_one_processs_update_of_the_same_batch(tmp_path, game
         elif column == "rollout_logprob_gap":  # float32 noise of the recomputation, which differs per micro-batch
             assert max(a, b) < GAP_TOL
         elif not (math.isnan(a) and math.isnan(b)):
-            assert b == pytest.approx(a, rel=RTOL, abs=ATOL), column
+            rounding = max(ATOL, LOSS_ROUNDING * abs(logs[one]["loss"]))
+            assert b == pytest.approx(a, rel=RTOL, abs=rounding), column
     gradients = [torch.load(run / "gradient.pt") for run in (one, two)]
     scale = max(float(g.abs().max()) for g in gradients[0] if g is not None)
     for a, b in zip(*gradients, strict=True):

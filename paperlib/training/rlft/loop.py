@@ -39,9 +39,10 @@ Everything else is here, once:
    minibatch, its gradient accumulated over micro-batches whose losses add up to the
    minibatch's: the clipped surrogate plus beta times the k3 KL to the same model with its
    adapter disabled, token means (plus the value loss where the game has a value head). The
-   ratio and the KL compare against the log-probabilities before the update's first step
-   (computed once, without gradients, before it; with a single step per update, by its own
-   forward pass), so from the second minibatch on the ratio moves and the clip acts. The log
+   ratio and the KL compare against the log-probabilities before the update's first step: the
+   first minibatch's own forward pass gives its decisions' (detached, and shared with every
+   process for the later epochs), one pass without gradients before it the other decisions',
+   so from the second minibatch on the ratio moves and the clip acts. The log
    records how far the recomputed sequence log-probabilities are from the rollout's
    (``rollout_logprob_gap``), a check that the update is on-policy, and the clipped share
    (``clip_fraction``).
@@ -286,8 +287,9 @@ class Trainer:
         """PPO on every decision of ``traces`` (with one advantage and, with a value head, one value
         target per decision): ``ppo_epochs`` passes, each one optimiser step per minibatch of
         ``minibatch`` decisions (gradients accumulated over its micro-batches). The log-probabilities
-        the ratio and the KL compare against are the model's before the update's first step; with
-        one step per update its own forward pass gives them, else a pass without gradients first.
+        the ratio and the KL compare against are the model's before the update's first step: the
+        first minibatch's forward pass gives its own decisions', a pass without gradients before it
+        the rest's (none where the first step takes every decision).
         Returns the loss's statistics (token means over the batch, from the last epoch), the mean
         gradient norm, the optimiser steps and where the seconds went."""
         import torch
@@ -304,8 +306,8 @@ class Trainer:
         steps = [minibatches(rows, s.minibatch, [s.seed, update, epoch]) for epoch in range(s.ppo_epochs)]
         started = time.perf_counter()
         references = self._scored_once(prompts, completions, rows, adapter=False) if s.beta else None
-        one_step = len(steps) == 1 and len(steps[0]) == 1
-        old = None if one_step else self._scored_once(prompts, completions, rows, adapter=True)
+        first = set(steps[0][0])  # the first step's decisions: its own forward pass scores them before it steps
+        old = self._scored_once(prompts, completions, [i for i in rows if i not in first], adapter=True)
         seconds["reference"] += time.perf_counter() - started
         gaps, grad_norms = [], []
 
@@ -317,7 +319,9 @@ class Trainer:
 
         for epoch, cut in enumerate(steps):
             for minibatch in cut:
+                is_first = minibatch is steps[0][0]
                 batches = self._batches_of(minibatch, prompts, completions)
+                first_scored = []
                 share = sum(len(completions[i]) for i in minibatch)  # the minibatch's tokens: its loss's mean
                 for batch in (batches[b] for b in self.processes.mine(batches)):
                     started = time.perf_counter()
@@ -326,11 +330,13 @@ class Trainer:
                         scored = objective.completion_logprobs(
                             self.model, **tensors, entropies=True, states=self.value_head is not None
                         )
-                    before = scored.logprobs.detach() if old is None else padded(old, batch, scored.logprobs)
+                    if is_first:
+                        before = scored.logprobs.detach()
+                        first_scored += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, before)]
+                    else:
+                        before = padded(old, batch, scored.logprobs)
                     if epoch == 0:
-                        sums = (
-                            before.sum(dim=1).cpu() if old is None else torch.stack([old[i].sum().cpu() for i in batch])
-                        )
+                        sums = torch.stack([row[: len(completions[i])].sum().cpu() for i, row in zip(batch, before)])
                         gaps.append((sums - torch.tensor([recorded[i] for i in batch])).abs())
                     reference = before if references is None else padded(references, batch, scored.logprobs)
                     critic = {}
@@ -358,6 +364,8 @@ class Trainer:
                         for name, value in {"loss": loss.item(), **batch_stats}.items():
                             weight = len(minibatch) / len(rows) if name == "value_loss" else share / tokens
                             stats[name] = stats.get(name, 0.0) + value * weight
+                if is_first:  # a later epoch may give these decisions to another process
+                    old.update({i: row.to(self.device) for i, row in self.processes.gather(first_scored)})
                 params = [p for group in self.optimizer.param_groups for p in group["params"]]
                 self.processes.sum_gradients(params)
                 grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)))
