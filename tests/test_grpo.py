@@ -358,6 +358,8 @@ def test_a_step_without_signal_leaves_the_adapter_as_it_was(tmp_path):
     log = train(recipe("smoke", reward="paper"), tmp_path / "skipped", progress=False)
     first = log["rollout_adapter_hash"].iloc[0]  # the LoRA initialisation
     assert log["no_signal"].all() and set(log["adapter_hash"]) == set(log["rollout_adapter_hash"]) == {first}
+    # the loss is exactly 0 there (beta = 0): no forward pass, no entropy
+    assert (log["loss"] == 0).all() and (log["forward_seconds"] == 0).all() and log["entropy"].isna().all()
     # stepped anyway, AdamW moves the adapter on a zero gradient (its weight decay, its moments)
     stepped = train(recipe("smoke", reward="paper", skip_no_signal=False), tmp_path / "stepped", progress=False)
     assert stepped["no_signal"].all() and stepped["rollout_adapter_hash"].iloc[0] == first

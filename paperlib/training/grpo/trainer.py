@@ -21,7 +21,7 @@ from paperlib.training.shared_prefix import shared_prefix_logprobs, shares_prefi
 
 
 class SharedPrefixGRPOTrainer(GRPOTrainer):
-    """Two methods overridden.
+    """Three methods overridden.
 
     ``_get_per_token_logps_and_entropies``, the one place where trl runs the model on a batch
     of rows, feeds the prompt prefix common to all rows once: every row of a step opens with
@@ -37,7 +37,8 @@ class SharedPrefixGRPOTrainer(GRPOTrainer):
     sdpa, or with sliding-window layers), and batches with no common prefix take trl's path.
 
     ``_generate_and_score_completions`` (trl's, then two measurements): whether every advantage
-    of the step is zero (``no_signal``: every group's episodes scored the same), and, with ``beta = 0`` trl
+    of the step is zero (``no_signal``: every group's episodes scored the same; with ``beta = 0``,
+    :meth:`compute_loss` then skips the step's passes), and, with ``beta = 0`` trl
     computes no reference log-probabilities and logs no KL; with ``kl_every`` = k > 0 this logs,
     on every k-th step and the last (NaN on the others: the pass costs a quarter of a ``cpu``
     step, and only the curve is read), ``kl``, an estimate of KL(policy ‖ base) per model token over the step's completions: the
@@ -72,6 +73,16 @@ class SharedPrefixGRPOTrainer(GRPOTrainer):
             self._metrics["train"]["kl"].append(self._kl_to_base(output, logprobs))
             self._timed("kl", started)
         return output
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        """trl's loss, except on a step without signal with ``beta = 0``: there every term of the
+        loss is an advantage times a ratio, so the loss is exactly 0 and so is its gradient, and the
+        forward and backward passes are skipped (a zero that reaches every trainable parameter, so
+        that each process's gradients are all-reduced as usual). Such a step logs loss 0 and no
+        entropy."""
+        if self.no_signal and self.beta == 0.0 and self.model.training:
+            return sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0
+        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
     def measures_kl(self, step: int) -> bool:
         """Whether step ``step`` (from 1) logs its KL to the base model."""
