@@ -353,13 +353,27 @@ def test_rollouts_come_from_the_adapter_of_the_step_before(grpo_smoke_run):
 
 
 @pytest.mark.slow
-def test_a_step_without_signal_leaves_the_adapter_as_it_was(tmp_path):
+def test_a_step_without_signal_leaves_the_adapter_as_it_was(tmp_path, monkeypatch):
+    from paperlib.data import RolloutStore
+    from paperlib.philosophers import training
+
     # the paper's reward is 1.0 for every smoke episode: every advantage of every step is zero
-    log = train(recipe("smoke", reward="paper"), tmp_path / "skipped", progress=False)
+    settings = recipe("smoke", reward="paper", steps=3)
+    log = train(settings, tmp_path / "skipped", progress=False)
     first = log["rollout_adapter_hash"].iloc[0]  # the LoRA initialisation
     assert log["no_signal"].all() and set(log["adapter_hash"]) == set(log["rollout_adapter_hash"]) == {first}
     # the loss is exactly 0 there (beta = 0): no forward pass, no entropy
     assert (log["loss"] == 0).all() and (log["forward_seconds"] == 0).all() and log["entropy"].isna().all()
+    # step 2's adapter is step 1's: its validation episodes (played at step 3) are step 1's, and the
+    # same as playing them again
+    monkeypatch.setattr(training, "_validated", lambda *args: None)
+    played = train(settings, tmp_path / "played", progress=False)
+    assert list(played["adapter_hash"]) == list(log["adapter_hash"])
+    copied, replayed = (RolloutStore(tmp_path / run / "validation" / "step-2") for run in ("skipped", "played"))
+    assert len(copied.episodes()) == settings.val_episodes and (copied.episodes()["step"] == 2).all()
+    pd.testing.assert_frame_equal(copied.episodes(), replayed.episodes())
+    pd.testing.assert_frame_equal(copied.steps(), replayed.steps())
+    assert log["validation_seconds"].iloc[2] < played["validation_seconds"].iloc[2] / 5  # read, not played
     # stepped anyway, AdamW moves the adapter on a zero gradient (its weight decay, its moments)
     stepped = train(recipe("smoke", reward="paper", skip_no_signal=False), tmp_path / "stepped", progress=False)
     assert stepped["no_signal"].all() and stepped["rollout_adapter_hash"].iloc[0] == first

@@ -187,12 +187,18 @@ class TableSettings(GRPOSettings):
     def validate(self, backend, step: int, adapter_hash: str, run: RunDir) -> None:
         """Step ``step``'s validation episodes with ``backend`` (the trainer's policy, that step's
         adapter), into the store :func:`validate` reads: ``val_episodes`` at N, the same seeds and
-        sampling seed for every step."""
+        sampling seed for every step. Where the step before left the adapter as it was (a step
+        without signal), its episodes are this step's, not played again: the same adapter, seeds
+        and sampling seed play the same episodes."""
         from paperlib.data import RolloutStore
 
         if self.val_episodes:
             labels = {"adapter": f"step-{step}", "step": step, "adapter_hash": adapter_hash}
             store = RolloutStore(run.path / "validation" / f"step-{step}")
+            before = _validated(run, step - 1, adapter_hash, self.val_episodes)
+            if before is not None and store.episodes().empty:
+                store.append(before.episodes().assign(adapter=labels["adapter"], step=step), before.steps())
+                return
             _play(self, backend, [self.n], self.val_episodes, VALIDATION_SEEDS, None, labels, store, False)
 
     # -- the rollout
@@ -402,6 +408,20 @@ def play_adapters(
         base_key=same_play,
     )
     return add_outcomes(played), steps
+
+
+def _validated(run: RunDir, step: int, adapter_hash: str, episodes: int):
+    """Step ``step``'s validation store in ``run`` where it holds all ``episodes`` episodes of the
+    adapter ``adapter_hash``; else None."""
+    from paperlib.data import RolloutStore
+
+    directory = run.path / "validation" / f"step-{step}"
+    if step < 1 or not directory.is_dir():
+        return None
+    store = RolloutStore(directory)
+    played = store.episodes()
+    complete = len(played) == episodes and (played["adapter_hash"] == adapter_hash).all() if len(played) else False
+    return store if complete else None
 
 
 def _play(s: TableSettings, backend, ns, episodes: int, first_seed: int, seed, labels: dict, store, progress: bool):
