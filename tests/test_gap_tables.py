@@ -374,9 +374,10 @@ def test_a_silent_model_whose_interval_excludes_one_contradicts_a13():
 def test_a_model_plays_only_the_table_sizes_the_profile_names_for_it(tmp_path, monkeypatch):
     from dataclasses import replace
 
+    from scripted_backend import ScriptedBackend
+
     import paperlib.backends as backends
     from paperlib import profiles
-    from tests.scripted_backend import ScriptedBackend
 
     class Silent(ScriptedBackend):  # writes no call, every turn
         def generate(self, prompts, **options):

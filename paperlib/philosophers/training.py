@@ -420,7 +420,7 @@ def _validated(run: RunDir, step: int, adapter_hash: str, episodes: int):
         return None
     store = RolloutStore(directory)
     played = store.episodes()
-    complete = len(played) == episodes and (played["adapter_hash"] == adapter_hash).all() if len(played) else False
+    complete = len(played) == episodes and bool((played["adapter_hash"] == adapter_hash).all())
     return store if complete else None
 
 
