@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from paperlib.data import RolloutStore
-from paperlib.training.checkpoints import RunDir
+from paperlib.training.checkpoints import RunDir, file_hash
 from paperlib.training.held_out import play_adapters
 
 
@@ -108,3 +108,50 @@ def test_kept_holds_the_resume_point_whole_and_the_chosen_adapters_alone(tmp_pat
     assert json.loads((kept / "kept.json").read_text()) == {"adapters": [1, 4]}
     with pytest.raises(ValueError, match="has no adapter of step 2 to keep"):
         run.keep_adapters([2])
+
+
+def an_adapter(run: RunDir, step: int, value: float):
+    """A saved checkpoint whose adapter file holds one tensor of ``value``s."""
+    import torch
+    from safetensors.torch import save_file
+
+    where = run.checkpoint(step)
+    where.mkdir(parents=True)
+    save_file({"lora.weight": torch.full((2, 2), value)}, str(where / "adapter_model.safetensors"))
+    (where / "trainer_state.json").write_text("{}")
+
+
+def test_an_adapter_that_another_label_holds_takes_its_rows_and_plays_nothing(tmp_path, monkeypatch):
+    run = a_record(tmp_path)
+    for step, value in ((1, 0.5), (2, 0.5), (3, 1.0)):  # step 2 left the adapter as step 1 had it
+        an_adapter(run, step, value)
+    same = file_hash(run.saved(1))
+    assert file_hash(run.saved(2)) == same != file_hash(run.saved(3))
+    played_labels = []
+
+    def fake_adapters(_run, _model, todo):
+        for label, step in todo.items():
+            played_labels.append(label)
+            yield label, step, None, None, file_hash(run.saved(step))
+
+    def play(_backend, cell, labels, _store):
+        rows = pd.DataFrame({"episode": [0, 1], "played": cell, **labels})
+        return rows, rows[["episode"]].assign(turn=1)
+
+    monkeypatch.setattr("paperlib.training.held_out.each_adapter", fake_adapters)
+    monkeypatch.setattr("paperlib.backends.hf.HFBackend", lambda *args, **kwargs: None)
+    cells = {"a": "A", "b": "B"}
+    adapters = {"step-1": 1, "step-2": 2, "step-3": 3}
+    episodes, steps = play_adapters(run.path, adapters, cells, tmp_path / "eval", play, size=2, step="step")
+    assert played_labels == ["step-1", "step-3"]  # step 2's adapter is step 1's
+    copied = episodes[episodes["adapter"] == "step-2"]
+    assert list(copied["step"]) == [2] * 4 and set(copied["adapter_hash"]) == {same}
+    assert list(copied["played"]) == ["A", "A", "B", "B"] and list(copied["cell"]) == ["a", "a", "b", "b"]
+    assert set(steps[steps["adapter"] == "step-2"]["cell"]) == {"a", "b"}
+    assert len(RolloutStore(tmp_path / "eval" / "step-2" / "b").episodes()) == 2  # written: read back next time
+
+    monkeypatch.setattr("paperlib.training.held_out.each_adapter", never)  # read back: a full store plays nothing
+    shutil.rmtree(tmp_path / "eval" / "step-2")
+    again, _ = play_adapters(run.path, {"step-1": 1, "step-2": 2}, cells, tmp_path / "eval", never, size=2, step="step")
+    rows = {label: again[again["adapter"] == label].drop(columns=["adapter", "step"]) for label in ("step-1", "step-2")}
+    pd.testing.assert_frame_equal(rows["step-2"].reset_index(drop=True), rows["step-1"].reset_index(drop=True))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from paperlib.training.checkpoints import RunDir, each_adapter
+from paperlib.training.checkpoints import RunDir, each_adapter, file_hash
 
 
 def play_adapters(
@@ -42,8 +42,10 @@ def play_adapters(
     adapter to play has no checkpoint here (a checkout keeps a run's record, not its
     checkpoints), ``restore()`` brings them back (the game's trainer replays the run), else the
     adapter is refused in one line. The backend batches up to ``max_batch`` rows (None: the
-    backend's default). Step rows carry ``adapter`` (and ``cell``) too. Returns every label's
-    rows, label by label, cell by cell, however much was resumed.
+    backend's default). Step rows carry ``adapter`` (and ``cell``) too. A label whose saved adapter
+    is another label's (the same hash: a step without signal leaves the adapter as it was) takes
+    that label's rows, relabelled, instead of playing them again. Returns every label's rows,
+    label by label, cell by cell, however much was resumed.
 
     The base model plays the same rows for every run of the same model whose evaluation settings
     agree (a CoT run and its ablation on the cells they share, three training seeds): with
@@ -79,6 +81,8 @@ def play_adapters(
     saved = run.steps_saved()
     if restore is not None and any(k is not None and k not in saved for k in todo.values()):
         restore()
+    copies = _same_adapter(run, adapters, pending, stores, played)
+    todo = {label: k for label, k in todo.items() if label not in copies}
     options = {} if max_batch is None else {"max_batch": max_batch}
     for label, number, model, tokenizer, hashed in each_adapter(run, model_name, todo) if todo else ():
         backend = HFBackend(model_name, lm=model, tokenizer=tokenizer, **options)
@@ -94,7 +98,40 @@ def play_adapters(
             if not resumes:
                 stores[label, name].append(episodes, steps)
             played[label, name] = episodes, steps
+    for label, source in copies.items():  # the same adapter on the same cells: the source's rows, relabelled
+        for name in pending[label]:
+            where = {"cell": name} if name else {}
+            relabel = {"adapter": label, step: adapters[label] or 0}
+            episodes, steps = stores[source, name].episodes(), stores[source, name].steps()
+            episodes = episodes.assign(**{k: v for k, v in relabel.items() if k in episodes})
+            steps = steps.assign(**{k: v for k, v in relabel.items() if k in steps})
+            stores[label, name].append(episodes, steps)
+            played[label, name] = episodes, steps.assign(adapter=label, **where)
     return (
         pd.concat([played[key][0] for key in stores], ignore_index=True),
         pd.concat([played[key][1] for key in stores], ignore_index=True),
     )
+
+
+def _same_adapter(run: RunDir, adapters: dict, pending: dict, stores: dict, played: dict) -> dict:
+    """Labels to play (``pending``: label -> its cells without a full store) whose adapter is
+    another label's, by the hash of the saved adapter, and whose stores are empty: label -> the
+    label whose rows they take (one already played in full, else the first to play). The same
+    adapter plays the same rows on the same cells, seeds and sampling seed (a GRPO step without
+    signal leaves its adapter as it was, so two kept steps may hold one adapter)."""
+    saved = set(run.steps_saved())
+    first, copies = {}, {}
+    for label in adapters:  # those read back in full first: their rows cost nothing
+        rows = [played[key][0] for key in played if key[0] == label]
+        if label not in pending and rows and "adapter_hash" in rows[0] and rows[0]["adapter_hash"].nunique() == 1:
+            first.setdefault(rows[0]["adapter_hash"].iloc[0], label)
+    for label, names in pending.items():
+        step = adapters[label]
+        if step is not None and step not in saved:
+            continue
+        hashed = "base" if step is None else file_hash(run.saved(step))
+        if hashed in first and all(stores[label, name].episodes().empty for name in names):
+            copies[label] = first[hashed]
+        else:
+            first.setdefault(hashed, label)
+    return copies
