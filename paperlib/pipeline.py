@@ -51,8 +51,9 @@ ESTIMATES = {
         "estimated: the positive control and three paper-reward runs, 64 GRPO steps at about 110 s on the bfloat16 trainer",
     ),
     "04": (
-        16_200,
-        "estimated: 43,500-57,000 decisions (three seeds' validation and kept adapters, the base model once) at the measured 3 per second",
+        9_000,
+        "estimated: 31,500-40,500 decisions (4,500 for each of seven to nine adapters: three seeds' kept ones, one "
+        "play per adapter hash, and the base model once) at about 4.5 per second (gap_max_batch 450)",
     ),
     "05": (
         24_600,

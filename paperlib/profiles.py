@@ -65,7 +65,9 @@ class Profile:
     gap_prompts: tuple[str, ...] = ("rules-v1", "options-v1")  # valid-call probe; the best one runs the grid
     gap_probe_episodes: int = 10  # at N = 5 [ours]
     gap_max_new_tokens: int = 1024  # [ours] room for a reasoning model to think before its call
-    gap_max_batch: int = 150  # rows of one hf forward pass
+    # rows of one hf forward pass wherever paper A's table plays: notebook 02's grid, the held-out
+    # play of notebooks 04 and 05, notebook 06's lens
+    gap_max_batch: int = 150
     # -- paper A, notebooks 03-04: GRPO on the table. The recipe: the run's settings that differ from
     # paper A's recipe (the defaults of philosophers.training.TableSettings). paper: Qwen3-14B with
     # room to think (1024 tokens, the evaluation's budget), 6 rows of up to 1024 completion tokens
@@ -334,7 +336,10 @@ PROFILES = {
         # notebook 02 stays within 60 minutes, else N = 5). Measured in notebook 02: N = 5's 750
         # decisions in 374 s, its two prompt probes (2 episodes each) in 322 s
         gap_model_ns={"qwen2.5-coder-1.5b": (5,)},
-        gap_max_batch=450,  # every philosopher of the 30 episodes at N = 15 in one forward pass
+        # every philosopher of the 30 episodes at N = 15 in one forward pass: Qwen2.5-Coder-0.5B plays
+        # 1.4-1.8x the decisions/s of the backend's default 64 (30 episodes at N = 10, one round: 300
+        # decisions in 48-52 s against 73-85 s, either order; peak memory 3.7 GB)
+        gap_max_batch=450,
         gap_max_new_tokens=16,  # the longest call is 15 tokens up to its name's closing quote
         # -- paper B, notebooks 11-13: the embedded models, sized for 25 minutes on 2 cores, and
         # Qwen2.5-Coder-1.5B (issue 30) for about 50 more

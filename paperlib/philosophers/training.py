@@ -367,6 +367,7 @@ def play_adapters(
     seed: int | None = None,
     progress: bool = True,
     shared_base=None,
+    max_batch: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Episodes of the run in ``out`` under each of ``adapters`` (label -> a trained step, replayed
     when its checkpoint is not here, or None for the base model: the adapter disabled):
@@ -377,7 +378,9 @@ def play_adapters(
     loads no model when nothing is. Rows carry ``adapter`` (the label), ``step`` (0: the base
     model) and ``adapter_hash`` (of the saved adapter file; "base"). With ``shared_base``, the base
     model's store is kept there for every run that plays it the same way (three training seeds
-    evaluated with one sampling ``seed``), so it is played once."""
+    evaluated with one sampling ``seed``), so it is played once. The backend generates up to
+    ``max_batch`` decisions at once (None: its default); the draws depend on how rows are batched,
+    so one evaluation plays every adapter with one ``max_batch``."""
     s = TableSettings.of_run(out)
 
     def play(backend, grid, labels, store):
@@ -393,6 +396,7 @@ def play_adapters(
         "ns": list(ns),
         "episodes": episodes,
         "first_seed": first_seed,
+        "max_batch": max_batch,
     }
     played, steps = play_held_out(
         out,
@@ -404,6 +408,7 @@ def play_adapters(
         resumes=True,
         restore=lambda: train(s, out, progress=progress, replay=True),
         step="step",
+        max_batch=max_batch,
         shared_base=shared_base,
         base_key=same_play,
     )
