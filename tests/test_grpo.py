@@ -386,12 +386,11 @@ def test_a_stopped_run_resumes_to_the_same_log(grpo_smoke_run, resumes_to_the_sa
     resumes_to_the_same_log(settings, train, uninterrupted)
 
 
-@pytest.mark.slow
-def test_shared_prefix_log_probabilities_and_gradients_match_trls(tmp_path):
-    """The one overridden trl method against trl's own, on rows sharing the system prompt (in float32:
-    bfloat16's agreement with float32 is tests/test_precision.py's)."""
+def a_trainer_and_rows(tmp_path):
+    """The smoke recipe's trainer (float32), its LoRA B drawn (B = 0 would leave A's gradient zero),
+    in training mode, and four rows of the table's prompts (one shorter) with completions of
+    different lengths: (trainer, ids, mask, completion width)."""
     import torch
-    from trl import GRPOTrainer
     from trl.trainer.utils import pad
 
     from paperlib.backends.hf import HFBackend
@@ -405,7 +404,7 @@ def test_shared_prefix_log_probabilities_and_gradients_match_trls(tmp_path):
     model = trainer.model
     torch.manual_seed(0)
     for name, p in model.named_parameters():
-        if "lora_B" in name:  # B = 0 would leave A's gradient zero
+        if "lora_B" in name:
             p.data.normal_(0, 0.02)
     backend = HFBackend(settings.model, lm=model, tokenizer=trainer.processing_class)
     version = get_prompt(settings.prompt)
@@ -430,9 +429,20 @@ def test_shared_prefix_log_probabilities_and_gradients_match_trls(tmp_path):
         ],
         1,
     )
-    width = max(map(len, completions))
-    keep = mask[:, -width:]
     model.train()
+    return trainer, ids, mask, max(map(len, completions))
+
+
+@pytest.mark.slow
+def test_shared_prefix_log_probabilities_and_gradients_match_trls(tmp_path):
+    """The one overridden trl method against trl's own, on rows sharing the system prompt (in float32:
+    bfloat16's agreement with float32 is tests/test_precision.py's)."""
+    import torch
+    from trl import GRPOTrainer
+
+    trainer, ids, mask, width = a_trainer_and_rows(tmp_path)
+    model = trainer.model
+    keep = mask[:, -width:]
     model.gradient_checkpointing_enable({"use_reentrant": False})
 
     def logps_and_grads(method):
@@ -452,6 +462,55 @@ def test_shared_prefix_log_probabilities_and_gradients_match_trls(tmp_path):
     assert ours[2].keys() == theirs[2].keys() and len(ours[2]) == 4 * 2 * model.config.num_hidden_layers
     for name in theirs[2]:
         assert (ours[2][name] - theirs[2][name]).norm() <= 1e-4 * theirs[2][name].norm(), name
+
+
+@pytest.mark.slow
+def test_rows_without_signal_are_left_out_and_the_loss_and_gradient_stay_trls(tmp_path):
+    """beta = 0 and trl's dapo loss (normalised by the step's tokens, not the micro-batch's rows): the
+    rows whose advantage is zero add 0, so ours runs the model on the others only, and a micro-batch
+    with none not at all; trl's runs it on every row. The same loss and gradient."""
+    import torch
+    from trl import GRPOTrainer
+
+    from paperlib.training.grpo.trainer import ROW_FREE_LOSSES
+
+    trainer, ids, mask, width = a_trainer_and_rows(tmp_path)
+    model = trainer.model
+    assert trainer.loss_type in ROW_FREE_LOSSES and trainer.beta == 0.0
+    trainer.current_gradient_accumulation_steps = trainer.args.steps_per_generation  # as in a training step
+    forwarded, logps = [], trainer._logps_and_entropies
+
+    def counted(model, input_ids, *args, **kwargs):
+        forwarded.append(input_ids.size(0))
+        return logps(model, input_ids, *args, **kwargs)
+
+    trainer._logps_and_entropies = counted
+
+    def loss_and_grads(compute_loss, advantages):
+        model.zero_grad()
+        forwarded.clear()
+        inputs = {
+            "prompt_ids": ids[:, :-width],
+            "prompt_mask": mask[:, :-width],
+            "completion_ids": ids[:, -width:],
+            "completion_mask": mask[:, -width:],
+            "advantages": torch.tensor(advantages),
+            "num_items_in_batch": mask[:, -width:].sum(),
+        }
+        loss = compute_loss(model, inputs)
+        loss.backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
+        return loss.detach(), grads, list(forwarded)
+
+    for advantages, rows in (([0.7, 0.0, -0.7, 0.0], [2]), ([0.0] * 4, [])):
+        ours = loss_and_grads(trainer.compute_loss, advantages)
+        theirs = loss_and_grads(lambda *a: GRPOTrainer.compute_loss(trainer, *a), advantages)
+        assert ours[2] == rows and theirs[2] == [4]  # the rows the model ran on
+        torch.testing.assert_close(ours[0], theirs[0], atol=1e-7, rtol=1e-5)
+        assert ours[1].keys() == theirs[1].keys()
+        for name, grad in theirs[1].items():
+            assert (ours[1][name] - grad).norm() <= 1e-5 * grad.norm() + 1e-12, name
+    assert float(theirs[0]) == 0.0 and all(float(g.abs().max()) == 0.0 for g in theirs[1].values())
 
 
 @pytest.mark.slow

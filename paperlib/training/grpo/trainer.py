@@ -19,6 +19,10 @@ from trl.trainer.utils import use_adapter
 from paperlib.training.checkpoints import adapter_hash
 from paperlib.training.shared_prefix import shared_prefix_logprobs, shares_prefix
 
+# trl's losses whose normaliser spans the step's generation batch (``num_items_in_batch``), not the
+# rows of the micro-batch it is given: leaving out rows that add 0 leaves their value as it is
+ROW_FREE_LOSSES = ("dapo", "cispo")
+
 
 class SharedPrefixGRPOTrainer(GRPOTrainer):
     """Three methods overridden.
@@ -38,7 +42,8 @@ class SharedPrefixGRPOTrainer(GRPOTrainer):
 
     ``_generate_and_score_completions`` (trl's, then two measurements): whether every advantage
     of the step is zero (``no_signal``: every group's episodes scored the same; with ``beta = 0``,
-    :meth:`compute_loss` then skips the step's passes), and, with ``beta = 0`` trl
+    :meth:`compute_loss` then skips the step's passes, and on other steps the rows whose advantage
+    is zero), and, with ``beta = 0`` trl
     computes no reference log-probabilities and logs no KL; with ``kl_every`` = k > 0 this logs,
     on every k-th step and the last (NaN on the others: the pass costs a quarter of a ``cpu``
     step, and only the curve is read), ``kl``, an estimate of KL(policy ‖ base) per model token over the step's completions: the
@@ -75,14 +80,41 @@ class SharedPrefixGRPOTrainer(GRPOTrainer):
         return output
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        """trl's loss, except on a step without signal with ``beta = 0``: there every term of the
-        loss is an advantage times a ratio, so the loss is exactly 0 and so is its gradient, and the
-        forward and backward passes are skipped (a zero that reaches every trainable parameter, so
-        that each process's gradients are all-reduced as usual). Such a step logs loss 0 and no
-        entropy."""
-        if self.no_signal and self.beta == 0.0 and self.model.training:
-            return sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0
+        """trl's loss, without the rows that cannot change it. With ``beta = 0`` every term of the
+        loss is a row's advantage times a ratio, so a row whose advantage is zero adds exactly 0 to
+        the loss and to its gradient. On a step without signal (every advantage zero) the forward
+        and backward passes are skipped (a zero that reaches every trainable parameter, so that
+        each process's gradients are all-reduced as usual); such a step logs loss 0 and no entropy.
+        On a step with some signal, in one process and where the loss's normaliser does not count
+        the rows it is given (:data:`ROW_FREE_LOSSES`, trl's default ``dapo`` among them), a
+        micro-batch keeps only its rows with a non-zero advantage, and one without any is skipped
+        as a step without signal is: the same loss and gradient for less of the forward and
+        backward passes (a group whose episodes all scored alike has none). The logged entropy
+        and clip ratios are then those of the rows kept."""
+        if self.beta == 0.0 and self.model.training:
+            inputs = None if self.no_signal else self._rows_with_signal(inputs)
+            if inputs is None:
+                return sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0
         return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    def _rows_with_signal(self, inputs: dict) -> dict | None:
+        """``inputs`` less its rows whose advantage is zero, where that leaves trl's loss as it is
+        (None: no row is left); else ``inputs``."""
+        if (
+            self.loss_type not in ROW_FREE_LOSSES
+            or self.accelerator.num_processes > 1  # trl gathers per-row metrics: the same rows everywhere
+            or self.top_entropy_quantile < 1.0  # a quantile over the rows given
+            or self._entropy_bonus_enabled  # a mean over the rows given
+        ):
+            return inputs
+        advantages = inputs["advantages"]
+        keep = advantages.ne(0) if advantages.dim() == 1 else advantages.ne(0).any(-1)
+        if bool(keep.all()):
+            return inputs
+        if not bool(keep.any()):
+            return None
+        rows = advantages.size(0)
+        return {k: v[keep] if torch.is_tensor(v) and v.dim() and v.size(0) == rows else v for k, v in inputs.items()}
 
     def measures_kl(self, step: int) -> bool:
         """Whether step ``step`` (from 1) logs its KL to the base model."""
