@@ -13,7 +13,7 @@ from paperlib.training.checkpoints import RunDir, file_hash
 
 def _measured(log: pd.DataFrame) -> list[str]:
     """A training log's columns that are measurements (timings, memory): they differ between runs."""
-    return [c for c in log.columns if c.endswith("seconds")] + ["peak_rss_gb"]
+    return [c for c in log.columns if c.endswith(("seconds", "_gb"))]
 
 
 def _smoke_run(tmp_path_factory, name, settings, train):

@@ -75,3 +75,32 @@ def effects_one_model_shows(table: pd.DataFrame) -> str:
                 f"(the others' verdicts: {verdicts})."
             )
     return "\n".join(lines) or "No model shows a paper's effect here that another model here does not also show."
+
+
+# an RLFT update's phases (paperlib.training.rlft.loop), as its log names them and in words
+UPDATE_PHASES = {
+    "rollout": "rollout",
+    "reference": "reference log-probabilities",
+    "forward_backward": "forward and backward",
+}
+
+
+def update_cost(updates: pd.DataFrame) -> str:
+    """An RLFT run's seconds per update on average and where they went, its decisions per update,
+    and its peak memory with each phase's (where the log has them)."""
+    decisions = updates["decisions"]
+    per_update = (
+        f"{int(decisions.iloc[0])} decisions per update"
+        if decisions.nunique() == 1
+        else f"{decisions.mean():.0f} decisions per update on average"
+    )
+    went = ", ".join(f"{updates[f'{k}_seconds'].mean():.0f} {words}" for k, words in UPDATE_PHASES.items())
+    peaks = ", ".join(
+        f"{updates[f'{k}_peak_gb'].max():.1f} {words}"
+        for k, words in UPDATE_PHASES.items()
+        if updates.get(f"{k}_peak_gb", pd.Series(dtype=float)).notna().any()
+    )
+    return (
+        f"seconds per update {updates['seconds'].mean():.0f} on average ({went}); {per_update}; peak memory "
+        f"{updates['peak_rss_gb'].max():.1f} GB" + (f" (each phase's peak, GB: {peaks})" if peaks else "")
+    )

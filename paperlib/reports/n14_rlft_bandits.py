@@ -37,12 +37,7 @@ HARDER_LOG_COLUMNS = ["run", "step", "invalid_rate", "mean_return", "kl", "loss"
 
 def cost_sentence(log: pd.DataFrame) -> str:
     """Where an update's seconds went on average, its decisions and the runs' peak memory."""
-    return (
-        f"seconds per update: {log['seconds'].mean():.0f} on average ({log['rollout_seconds'].mean():.0f} rollout, "
-        f"{log['reference_seconds'].mean():.0f} reference log-probabilities, "
-        f"{log['forward_backward_seconds'].mean():.0f} forward and backward); {int(log['decisions'].iloc[0])} "
-        f"decisions per update; peak memory {log['peak_rss_gb'].max():.1f} GB"
-    )
+    return common.update_cost(log)
 
 
 def held_out_table(episodes: pd.DataFrame) -> pd.DataFrame:

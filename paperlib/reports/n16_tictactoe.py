@@ -10,6 +10,7 @@ import pandas as pd
 
 from paperlib import plots
 from paperlib.claims import claims_table, reported_numbers, source_name
+from paperlib.reports import common
 from paperlib.reports.before_after import change, cot_verdict, lowered, raised
 from paperlib.tictactoe.training import OPPONENTS, Cell, TicTacToeSettings
 
@@ -38,13 +39,7 @@ LOG_COLUMNS = [
 
 def cost_sentences(log: pd.DataFrame) -> str:
     """Each run's seconds per update and where they went, its decisions per update and peak memory."""
-    return "\n".join(
-        f"{name}: seconds per update {updates['seconds'].mean():.0f} on average ({updates['rollout_seconds'].mean():.0f} "
-        f"rollout, {updates['reference_seconds'].mean():.0f} reference log-probabilities, "
-        f"{updates['forward_backward_seconds'].mean():.0f} forward and backward); {updates['decisions'].mean():.0f} "
-        f"decisions per update on average; peak memory {updates['peak_rss_gb'].max():.1f} GB"
-        for name, updates in log.groupby("run", sort=False)
-    )
+    return "\n".join(f"{name}: {common.update_cost(updates)}" for name, updates in log.groupby("run", sort=False))
 
 
 def figure(log: pd.DataFrame, table: pd.DataFrame, reported: pd.DataFrame, runs: dict, budgets=()):

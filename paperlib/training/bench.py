@@ -26,8 +26,10 @@ measures it, as its last step, and a run measures it on one step in ``kl_every``
 gives the mean step of a run beside the step), the rest of the step (backward pass and
 optimiser), and the checkpoint written after it. Memory is not compared here (freed memory
 stays with the process, so a later variant's peak includes the earlier ones'); a training
-run logs its own peak (``peak_rss_gb``). The figures depend on what else runs on the
-machine (the load average is printed), so no test times them.
+run logs its own peak (``peak_rss_gb``), and an RLFT update each phase's
+(``<phase>_peak_gb``, :mod:`paperlib.training.memory`: the resident memory's peak while the
+phase ran, which includes what the process held before it). The figures depend on what else
+runs on the machine (the load average is printed), so no test times them.
 
 RLFT (:func:`bench_update`), on the bandits or tic-tac-toe. One real update of
 :func:`paperlib.training.rlft.loop.train` per variant (:data:`RLFT_VARIANTS`: float32
@@ -41,6 +43,7 @@ rest of the update (optimiser, checkpoint, logging).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import tempfile
 from dataclasses import replace
@@ -155,6 +158,7 @@ RLFT_VARIANTS = {
     },
 }
 RLFT_PHASES = ("rollout", "advantages", "reference", "forward_backward", "rest")
+PEAK_PHASES = ("rollout", "reference", "forward_backward")  # the phases whose peak memory an update logs
 
 
 def bench_update(settings, variants: dict = PRECISION, log=print) -> pd.DataFrame:
@@ -183,6 +187,7 @@ def bench_update(settings, variants: dict = PRECISION, log=print) -> pd.DataFram
                 "decisions": logged["decisions"],
                 "completion_tokens": logged["completion_tokens"],
                 "peak_rss_gb": logged["peak_rss_gb"],
+                **{f"{k}_peak_gb": logged.get(f"{k}_peak_gb", math.nan) for k in PEAK_PHASES},
                 "rollout_hash": played,
             }
         )
@@ -208,7 +213,9 @@ def report_update(settings, table: pd.DataFrame) -> str:
             f"{r.advantages:.1f}, reference "
             f"{r.reference:.1f}, forward and backward {r.forward_backward:.1f}, rest {r.rest:.1f}; loss "
             f"{r.loss:.6g} (difference {r.loss_difference:.2g}), grad norm {r.grad_norm:.6g} (relative "
-            f"difference {r.grad_norm_relative_difference:.2g}), peak memory so far {r.peak_rss_gb:.1f} GB, "
+            f"difference {r.grad_norm_relative_difference:.2g}), peak memory so far {r.peak_rss_gb:.1f} GB "
+            f"(this update's: rollout {r.rollout_peak_gb:.1f}, reference {r.reference_peak_gb:.1f}, forward and "
+            f"backward {r.forward_backward_peak_gb:.1f}), "
             f"{'the same rollout' if r.same_rollout else 'A DIFFERENT ROLLOUT'}"
         )
     return "\n".join(lines)

@@ -62,7 +62,6 @@ import gc
 import json
 import math
 import os
-import resource
 import time
 from dataclasses import dataclass
 
@@ -71,6 +70,7 @@ import pandas as pd
 
 from paperlib.training import precision
 from paperlib.training.checkpoints import ADAPTER_FILE, COMPLETE_MARKER, RunDir, adapter_hash, quiet_trl
+from paperlib.training.memory import PhasePeaks
 from paperlib.training.rlft import CLIP_EPSILON, INVALID_PENALTY, KL_BETA
 from paperlib.training.settings import TrainerSettings, at_least_one
 
@@ -196,6 +196,7 @@ class Trainer:
             torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=0.0)
         )
         self.backend = HFBackend(settings.model, lm=self.model, tokenizer=self.tokenizer, max_batch=settings.batch_size)
+        self.peaks = PhasePeaks()  # where each update's memory peaks (its log's *_peak_gb)
 
     def adapter_hash(self) -> str:
         from peft import get_peft_model_state_dict
@@ -305,9 +306,10 @@ class Trainer:
         self.model.train()
         steps = [minibatches(rows, s.minibatch, [s.seed, update, epoch]) for epoch in range(s.ppo_epochs)]
         started = time.perf_counter()
-        references = self._scored_once(prompts, completions, rows, adapter=False) if s.beta else None
-        first = set(steps[0][0])  # the first step's decisions: its own forward pass scores them before it steps
-        old = self._scored_once(prompts, completions, [i for i in rows if i not in first], adapter=True)
+        with self.peaks.phase("reference"):
+            references = self._scored_once(prompts, completions, rows, adapter=False) if s.beta else None
+            first = set(steps[0][0])  # the first step's decisions: its own forward pass scores them before it steps
+            old = self._scored_once(prompts, completions, [i for i in rows if i not in first], adapter=True)
         seconds["reference"] += time.perf_counter() - started
         gaps, grad_norms = [], []
 
@@ -317,60 +319,63 @@ class Trainer:
                 out[j, : len(per_row[i])] = per_row[i]
             return out
 
-        for epoch, cut in enumerate(steps):
-            for minibatch in cut:
-                is_first = minibatch is steps[0][0]
-                batches = self._batches_of(minibatch, prompts, completions)
-                first_scored = []
-                share = sum(len(completions[i]) for i in minibatch)  # the minibatch's tokens: its loss's mean
-                for batch in (batches[b] for b in self.processes.mine(batches)):
-                    started = time.perf_counter()
-                    tensors = self._tensors(prompts, completions, batch)
-                    with self.autocast():
-                        scored = objective.completion_logprobs(
-                            self.model, **tensors, entropies=True, states=self.value_head is not None
+        with self.peaks.phase("forward_backward"):  # every minibatch of every epoch
+            for epoch, cut in enumerate(steps):
+                for minibatch in cut:
+                    is_first = minibatch is steps[0][0]
+                    batches = self._batches_of(minibatch, prompts, completions)
+                    first_scored = []
+                    share = sum(len(completions[i]) for i in minibatch)  # the minibatch's tokens: its loss's mean
+                    for batch in (batches[b] for b in self.processes.mine(batches)):
+                        started = time.perf_counter()
+                        tensors = self._tensors(prompts, completions, batch)
+                        with self.autocast():
+                            scored = objective.completion_logprobs(
+                                self.model, **tensors, entropies=True, states=self.value_head is not None
+                            )
+                        if is_first:
+                            before = scored.logprobs.detach()
+                            first_scored += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, before)]
+                        else:
+                            before = padded(old, batch, scored.logprobs)
+                        if epoch == 0:
+                            sums = torch.stack(
+                                [row[: len(completions[i])].sum().cpu() for i, row in zip(batch, before)]
+                            )
+                            gaps.append((sums - torch.tensor([recorded[i] for i in batch])).abs())
+                        reference = before if references is None else padded(references, batch, scored.logprobs)
+                        critic = {}
+                        if self.value_head is not None:
+                            critic = {
+                                "values": self.value_head(scored.states),
+                                "targets": torch.tensor(targets[batch], dtype=torch.float32, device=self.device),
+                                "rows": len(minibatch),
+                            }
+                        loss, batch_stats = objective.ppo_loss(
+                            scored.logprobs,
+                            before,
+                            reference,
+                            torch.tensor(advantages[batch], dtype=scored.logprobs.dtype, device=self.device),
+                            tensors["completion_mask"],
+                            epsilon=s.epsilon,
+                            beta=s.beta,
+                            entropies=scored.entropies,
+                            tokens=share,
+                            **critic,
                         )
-                    if is_first:
-                        before = scored.logprobs.detach()
-                        first_scored += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, before)]
-                    else:
-                        before = padded(old, batch, scored.logprobs)
-                    if epoch == 0:
-                        sums = torch.stack([row[: len(completions[i])].sum().cpu() for i, row in zip(batch, before)])
-                        gaps.append((sums - torch.tensor([recorded[i] for i in batch])).abs())
-                    reference = before if references is None else padded(references, batch, scored.logprobs)
-                    critic = {}
-                    if self.value_head is not None:
-                        critic = {
-                            "values": self.value_head(scored.states),
-                            "targets": torch.tensor(targets[batch], dtype=torch.float32, device=self.device),
-                            "rows": len(minibatch),
-                        }
-                    loss, batch_stats = objective.ppo_loss(
-                        scored.logprobs,
-                        before,
-                        reference,
-                        torch.tensor(advantages[batch], dtype=scored.logprobs.dtype, device=self.device),
-                        tensors["completion_mask"],
-                        epsilon=s.epsilon,
-                        beta=s.beta,
-                        entropies=scored.entropies,
-                        tokens=share,
-                        **critic,
-                    )
-                    loss.backward()
-                    seconds["forward_backward"] += time.perf_counter() - started
-                    if epoch == s.ppo_epochs - 1:  # the last epoch's statistics, as means over the batch
-                        for name, value in {"loss": loss.item(), **batch_stats}.items():
-                            weight = len(minibatch) / len(rows) if name == "value_loss" else share / tokens
-                            stats[name] = stats.get(name, 0.0) + value * weight
-                if is_first:  # a later epoch may give these decisions to another process
-                    old.update({i: row.to(self.device) for i, row in self.processes.gather(first_scored)})
-                params = [p for group in self.optimizer.param_groups for p in group["params"]]
-                self.processes.sum_gradients(params)
-                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)))
-                self.optimizer.step()
-                self.optimizer.zero_grad(set_to_none=True)
+                        loss.backward()
+                        seconds["forward_backward"] += time.perf_counter() - started
+                        if epoch == s.ppo_epochs - 1:  # the last epoch's statistics, as means over the batch
+                            for name, value in {"loss": loss.item(), **batch_stats}.items():
+                                weight = len(minibatch) / len(rows) if name == "value_loss" else share / tokens
+                                stats[name] = stats.get(name, 0.0) + value * weight
+                    if is_first:  # a later epoch may give these decisions to another process
+                        old.update({i: row.to(self.device) for i, row in self.processes.gather(first_scored)})
+                    params = [p for group in self.optimizer.param_groups for p in group["params"]]
+                    self.processes.sum_gradients(params)
+                    grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)))
+                    self.optimizer.step()
+                    self.optimizer.zero_grad(set_to_none=True)
         gaps, stats = self.processes.gather(gaps), self.processes.sum_stats(stats)
         gap = torch.cat(gaps).nan_to_num(nan=0.0) if gaps else torch.zeros(0)
         return {
@@ -424,7 +429,9 @@ def train(
         started = time.perf_counter()
         generating = trainer.adapter_hash()
         trainer.model.eval()
-        episodes, steps = processes.gather_rollout(*settings.rollout(trainer.backend, update, processes.share))
+        trainer.peaks.new_step()
+        with trainer.peaks.phase("rollout"):
+            episodes, steps = processes.gather_rollout(*settings.rollout(trainer.backend, update, processes.share))
         rollout_seconds = time.perf_counter() - started
         steps = steps.sort_values(["episode", "turn"], ignore_index=True)
         traces = seat_traces(steps, episodes, trainer.backend.encode, reward=settings.episode_reward)
@@ -448,7 +455,7 @@ def train(
             "rollout_seconds": rollout_seconds,
             "advantages_seconds": advantages_seconds,
             "seconds": time.perf_counter() - started,
-            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+            **trainer.peaks.row(),
         }
         if processes.main:
             run.append_log(row)

@@ -1,0 +1,40 @@
+"""Where a training step's memory peaks (paperlib.training.memory): each phase's own peak, and the
+process's, which resetting the kernel's high-water mark for a phase must not lose."""
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from paperlib.training.memory import PhasePeaks
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's high-water mark is Linux's")
+def test_each_phase_reports_its_own_peak_and_the_process_keeps_the_largest():
+    peaks = PhasePeaks()
+    before = peaks.process_gb
+    with peaks.phase("large"):
+        block = np.ones(2**28 // 8)  # 256 MB, written
+        del block
+    with peaks.phase("small"):
+        pass
+    with peaks.phase("large"):  # a phase run twice in a step reports its larger peak
+        pass
+    row = peaks.row()
+    assert row["large_peak_gb"] >= row["small_peak_gb"] + 0.2
+    assert row["peak_rss_gb"] >= max(before, row["large_peak_gb"])
+    peaks.new_step()
+    with peaks.phase("small"):
+        pass
+    assert set(peaks.row()) == {"small_peak_gb", "peak_rss_gb"} and peaks.row()["peak_rss_gb"] == row["peak_rss_gb"]
+
+
+def test_without_the_kernels_reset_a_phase_has_no_peak_and_the_process_getrusages(monkeypatch):
+    from paperlib.training import memory
+
+    monkeypatch.setattr(memory, "_reset", lambda: False)
+    peaks = PhasePeaks()
+    with peaks.phase("rollout"):
+        pass
+    assert math.isnan(peaks.row()["rollout_peak_gb"]) and peaks.row()["peak_rss_gb"] > 0
