@@ -22,6 +22,9 @@ from paperlib import paths  # noqa: E402
 OURS = "ours"
 PAPER = "paper"
 SEED = 0  # every bootstrap interval is drawn with it: the same data gives the same figure
+# [ours] a training step where under 5% of the decisions are valid actions earns paper A's reward
+# for doing nothing: notebook 03's figure shades it, its sentences say so
+IDLE_VALID_SHARE = 0.05
 
 
 # What each figure shows, in a sentence a reader can take without the code: build/index.html
@@ -603,11 +606,13 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
         ax.plot(peak["step"], peak["train_reward"], "^", color="C3", ms=9, label=f"peak (step {int(peak['step'])})")
         last = curve.iloc[-1]
         ax.plot(last["step"], last["train_reward"], "s", color="C2", ms=8, label=f"saved (step {int(last['step'])})")
-        idle = curve[curve["valid_share_mean"] < 0.05]["step"]  # steps with almost no valid action
+        idle = curve[curve["valid_share_mean"] < IDLE_VALID_SHARE]["step"]  # steps with almost no valid action
         for step in idle:
             ax.axvspan(step - 0.5, step + 0.5, color="0.85", zorder=0, lw=0)
         if len(idle):
-            ax.axvspan(0, 0, color="0.85", label="under 5% valid actions: reward for doing nothing")
+            ax.axvspan(
+                0, 0, color="0.85", label=f"under {IDLE_VALID_SHARE:.0%} valid actions: reward for doing nothing"
+            )
         for step, text in ((paper_peak, "paper A's peak"), (paper_saved, "paper A's saved step")):
             if step is not None:
                 ax.axvline(step, color="0.5", ls=":", lw=1)
@@ -666,12 +671,12 @@ def reward_by_selection(episodes, column="reward", order=None, reported=None):
     """Per-episode ``column`` for the base model and each selected adapter, one panel per N:
     every episode as a point (a deterministic jitter, none left out), coloured by whether it had
     zero meals (the reward's degenerate maximum: 1.0 by never eating, notebook 01), and the mean
-    with its 95% t interval in black. ``reported`` (data/paper_reported.csv) adds paper A's
+    with its 95% bootstrap interval in black. ``reported`` (data/paper_reported.csv) adds paper A's
     Qwen3-14B means at N = 5 before and after GRPO (A05, A08) as crosses."""
     import numpy as np
     import pandas as pd
 
-    from paperlib.stats import mean_ci
+    from paperlib.stats import bootstrap_mean_ci
 
     ns = sorted(episodes["n"].unique())
     order = list(order or dict.fromkeys(episodes["selection"]))
@@ -699,7 +704,7 @@ def reward_by_selection(episodes, column="reward", order=None, reported=None):
                     edgecolor="none",
                     zorder=2,
                 )
-            mean, low, high = mean_ci(rows[column])
+            mean, low, high = bootstrap_mean_ci(rows[column])
             ax.errorbar(
                 x + 0.36,
                 mean,
@@ -739,7 +744,7 @@ def reward_by_selection(episodes, column="reward", order=None, reported=None):
             alpha=0.6,
             label="an episode with no meal (nobody ate: up to 1.0, the reward's degenerate maximum)",
         ),
-        Line2D([], [], marker="o", ls="-", color="black", label="mean, 95% t interval"),
+        Line2D([], [], marker="o", ls="-", color="black", label="mean, 95% bootstrap interval"),
     ]
     if any(pd.notna(v) for _, v in paper.values()):
         handles.append(

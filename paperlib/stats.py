@@ -16,16 +16,6 @@ from scipy import stats as _st
 ALPHA = 0.05  # the significance level every computed sentence uses [ours: the conventional one]
 
 
-def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and its Student-t confidence interval; (mean, mean, mean) for one value."""
-    x = np.asarray(values, dtype=float)
-    mean = float(x.mean()) if x.size else math.nan
-    if x.size < 2 or np.all(x == x[0]):
-        return mean, mean, mean
-    half = _st.t.ppf(0.5 + confidence / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
-    return mean, float(mean - half), float(mean + half)
-
-
 def wilson_ci(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float, float]:
     """Proportion and its Wilson score interval."""
     from statsmodels.stats.proportion import proportion_confint

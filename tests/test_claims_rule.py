@@ -236,7 +236,6 @@ def test_no_standardised_effect_where_a_side_does_not_vary():
 
 def test_intervals_never_leave_the_possible_range():
     almost_all = [1.0] * 29 + [0.9]  # a t interval would cross 1.0
-    assert stats.mean_ci(almost_all)[2] > 1.0
     mean, low, high = stats.bootstrap_mean_ci(almost_all)
     assert 0.9 <= low <= mean <= high <= 1.0
     assert stats.bootstrap_mean_ci(almost_all) == (mean, low, high)  # seeded: the same every time

@@ -180,6 +180,8 @@ def test_the_training_curve_per_seed_and_of_the_seeds_mean():
                 "episodes": 6,
                 "meals": [1.0, 1.0, 0.5],
                 "valid_call_rate": [0.8, 0.7, 0.6],
+                "valid_share_mean": [0.5, 0.4, 0.3],
+                "invalid_action_rate": 0.2,
                 "deadlock_rate": 0.0,
             }
         )

@@ -162,13 +162,20 @@ def test_the_behaviour_sentence_names_the_degenerate_maximum_only_when_reached()
             "step": [2, 1],
             "train_reward": [1.0, 0.83],
             "valid_call_rate": [0.07, 0.94],
+            "valid_share_mean": [0.0, 0.3],
+            "invalid_action_rate": [0.2, 0.5],
             "meals": [0.0, 0.0],
             "deadlock_rate": [0.0, 0.17],
         }
     )
     sentence = behaviour_sentence(log)
     assert "From step 1 to step 2 the share of completions holding a tool call went 0.94 → 0.07" in sentence
+    assert "the share of decisions with a valid action 0.30 → 0.00" in sentence
     assert "the deadlock rate 0.17 → 0.00: at the last step the training reward is the degenerate maximum" in sentence
+    assert sentence.endswith("reached with no valid action: it calls few.")
+    refused = behaviour_sentence(log.assign(valid_call_rate=[0.9, 0.94], invalid_action_rate=[1.0, 0.5]))
+    assert refused.endswith("reached with no valid action: the rules refuse most of the actions it calls.")
+    assert behaviour_sentence(log.assign(valid_share_mean=[0.2, 0.3])).endswith("reached without a meal.")
     assert "degenerate" not in behaviour_sentence(log.assign(meals=[0.4, 0.0]))
 
 

@@ -362,7 +362,7 @@ def exploration_table(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFra
     95% intervals, the share of invalid steps, the share of arms the model chose (``chosen_by``
     other than the mechanism's own arms), and against the same model without a mechanism:
     Welch's p and Hedges' g for regret and coverage."""
-    from paperlib.stats import hedges_g_ci, mean_ci, welch
+    from paperlib.stats import bootstrap_mean_ci, hedges_g_ci, welch
 
     mechanism = episodes["exploration"] if "exploration" in episodes else pd.Series("none", index=episodes.index)
     frame = episodes.assign(
@@ -386,7 +386,7 @@ def exploration_table(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFra
         }
         plain = frame[(frame["model"] == model) & (frame["exploration"] == "none")]
         for metric in ("regret", "coverage"):
-            row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = mean_ci(group[metric])
+            row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = bootstrap_mean_ci(group[metric])
             if mechanism != "none" and len(plain) and not model.startswith("baseline:"):
                 _, row[f"{metric}_p"] = welch(group[metric], plain[metric])
                 row[f"{metric}_g"] = hedges_g_ci(group[metric], plain[metric])[0]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from paperlib.stats import mean_ci, wilson_ci
+from paperlib.stats import bootstrap_mean_ci, wilson_ci
 
 
 def summarise(episodes: pd.DataFrame, by=("model", "n"), rewards=("reward", "reward_shaped")) -> pd.DataFrame:
-    """Mean reward with a 95% t interval, deadlock rate with a Wilson interval, meals.
+    """Mean reward with a 95% interval (a seeded bootstrap: within the reward's range), deadlock
+    rate with a Wilson interval, meals.
 
     One row per cell of ``by``; ``rewards`` names the reward columns to summarise.
     """
@@ -17,7 +18,7 @@ def summarise(episodes: pd.DataFrame, by=("model", "n"), rewards=("reward", "rew
         row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
         row["episodes"] = len(cell)
         for column in rewards:
-            mean, low, high = mean_ci(cell[column])
+            mean, low, high = bootstrap_mean_ci(cell[column])
             row.update({column: mean, f"{column}_low": low, f"{column}_high": high})
         rate, low, high = wilson_ci(int(cell["deadlock"].sum()), len(cell))
         row.update({"deadlock_rate": rate, "deadlock_low": low, "deadlock_high": high})

@@ -350,10 +350,9 @@ def gap_claims_table(
 
     Every number is the paper's against our interval (rule ``value``): a single number
     against the 95% interval of its cell, a range against every cell's (ours: the cell whose
-    interval lies farthest from the range). With ``episodes`` (the table's), a mean reward's interval is the seeded bootstrap
-    (within the reward's range) and the degenerate-maximum gate reads them; without, the
-    table's t interval, cut to the reward's range [0, 1]. A reward or deadlock claim is tested
-    only where the model wrote its own calls (``claims.OWN_DECISIONS`` on its grid call rate:
+    interval lies farthest from the range; a mean reward's is the table's seeded bootstrap,
+    within the reward's range). With ``episodes`` (the table's), the degenerate-maximum gate
+    reads them. A reward or deadlock claim is tested only where the model wrote its own calls (``claims.OWN_DECISIONS`` on its grid call rate:
     no call is no action) and is not at the degenerate maximum (``claims.NOT_DEGENERATE``). A
     paper model this profile did not run gets a ``cannot test`` row naming the models it ran.
     Every model whose grid call rate is below :data:`NO_CALL_RATE` is also tested on A13 (the
@@ -364,10 +363,6 @@ def gap_claims_table(
 
     reported = reported_numbers()
     free = table[table["decision"] == "free"]
-    if episodes is not None:
-        free = _bounded_rewards(free, episodes[episodes["decision"] == "free"])
-    else:
-        free = free.assign(reward_low=free["reward_low"].clip(0, 1), reward_high=free["reward_high"].clip(0, 1))
     grid = rates[rates["where"] == GRID].set_index("model")["call_rate"]
     ran = ", ".join(free["model"].unique()) or "none in free mode"
     rows = []
@@ -411,18 +406,6 @@ def gap_claims_table(
             }
         )
     return claims_table(pd.DataFrame(rows).assign(source=source_name(source)), "02_coordination_gap", profile)
-
-
-def _bounded_rewards(free: pd.DataFrame, episodes: pd.DataFrame) -> pd.DataFrame:
-    """``free`` with each cell's reward interval the seeded bootstrap over its episodes."""
-    from paperlib.stats import bootstrap_mean_ci
-
-    free = free.copy()
-    for i, row in free.iterrows():
-        cell = episodes[(episodes["model"] == row["model"]) & (episodes["n"] == row["n"])]
-        if len(cell):
-            _, free.loc[i, "reward_low"], free.loc[i, "reward_high"] = bootstrap_mean_ci(cell["reward"])
-    return free
 
 
 def _gates(model: str, grid: pd.Series, episodes: pd.DataFrame | None) -> str:

@@ -16,8 +16,9 @@ import math
 
 import pandas as pd
 
-from paperlib.claims import claims_table, source_name
+from paperlib.claims import DEGENERATE_REWARD, claims_table, source_name
 from paperlib.philosophers.training import REWARDS
+from paperlib.plots import IDLE_VALID_SHARE
 from paperlib.reports.before_after import hedges, learned, verdict, which_test
 
 # the training log's columns notebook 03 shows
@@ -83,10 +84,10 @@ def control_sentence(table: pd.DataFrame, column: str = "valid share") -> str:
 def cost_sentence(paper_log: pd.DataFrame, log: pd.DataFrame) -> str:
     """Where the paper-reward run's seconds per step went, the peak memory of every run of ``log``,
     and which steps the logged KL covers."""
-    measured = paper_log.loc[paper_log["kl"].notna(), "step"].astype(int).tolist()
+    measured = sorted(set(paper_log.loc[paper_log["kl"].notna(), "step"].astype(int)))  # of every seed's run
     covered = (
         "every step"
-        if len(measured) == len(paper_log)
+        if len(measured) == paper_log["step"].nunique()
         else f"steps {', '.join(map(str, measured))} only (kl_every; empty between)"
         if measured
         else "no step"
@@ -153,15 +154,22 @@ def behaviour_sentence(log: pd.DataFrame) -> str:
     degenerate maximum (1.0 with no meal: notebook 01's ``no_action``)."""
     run = log.sort_values("step")
     first, last = run.iloc[0], run.iloc[-1]
-    degenerate = last["train_reward"] >= 0.995 and last["meals"] == 0
+    degenerate = last["train_reward"] >= DEGENERATE_REWARD and last["meals"] == 0
+    if last["valid_share_mean"] >= IDLE_VALID_SHARE:
+        how = "without a meal"
+    elif last["invalid_action_rate"] >= 0.5:
+        how = "with no valid action: the rules refuse most of the actions it calls"
+    else:
+        how = "with no valid action: it calls few"
     return (
         f"From step {int(first['step'])} to step {int(last['step'])} the share of completions holding a tool call "
-        f"went {first['valid_call_rate']:.2f} → {last['valid_call_rate']:.2f}, meals per episode "
+        f"went {first['valid_call_rate']:.2f} → {last['valid_call_rate']:.2f}, the share of decisions with a valid "
+        f"action {first['valid_share_mean']:.2f} → {last['valid_share_mean']:.2f}, meals per episode "
         f"{first['meals']:.2f} → {last['meals']:.2f} and the deadlock rate {first['deadlock_rate']:.2f} → "
         f"{last['deadlock_rate']:.2f}"
         + (
             ": at the last step the training reward is the degenerate maximum of the paper's reward (1.0 with no "
-            "meal, notebook 01), reached by no longer acting."
+            f"meal, notebook 01), reached {how}."
             if degenerate
             else "."
         )

@@ -3,7 +3,8 @@ and game (:func:`compare`), and the long shape notebooks 14 and 16 tabulate (:fu
 
 Each row tests one label (an adapter, or a reference player) in one cell (``within``: N, a
 CoT style, a run and an evaluation cell, ...) on one metric against the base model in the
-same cell: the label's mean with its 95% t interval, the base model's likewise, and
+same cell: the label's mean with its 95% interval (a seeded bootstrap, within the metric's
+range), the base model's likewise, and
 :func:`paperlib.stats.against`'s columns (the difference of means, its p and the test that
 gave it: Welch's, or Mann-Whitney's where neither side varies; Hedges' g with its interval).
 """
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from paperlib.stats import against, mean_ci
+from paperlib.stats import against, bootstrap_mean_ci
 
 AGAINST = ("difference", "p", "test", "g", "g_low", "g_high")  # paperlib.stats.against's columns
 
@@ -47,8 +48,8 @@ def compare(
             raise ValueError(f"{name!r} was not played on the base model's held-out seeds{where and ' in' + where}")
         first = {column: group[column].iloc[0] for column in carry}
         for metric in metrics:
-            mean, low, high = mean_ci(group[metric])
-            base_mean, base_low, base_high = mean_ci(control[metric])
+            mean, low, high = bootstrap_mean_ci(group[metric])
+            base_mean, base_low, base_high = bootstrap_mean_ci(control[metric])
             row = {
                 **cell,
                 **first,
