@@ -48,7 +48,8 @@ ESTIMATES = {
     ),
     "03": (
         7_500,
-        "estimated: the positive control and three paper-reward runs, 64 GRPO steps at about 110 s on the bfloat16 trainer",
+        "estimated: the positive control and three paper-reward runs, 64 GRPO steps at about 110 s on the bfloat16 trainer "
+        "(measured in float32 on an AVX2-only CPU: a paper-reward run 2,535 s, README)",
     ),
     "04": (
         9_000,

@@ -17,29 +17,43 @@ def _shift(frame: pd.DataFrame, column: str, seed: int, step: float, low: float,
     return frame.assign(**{column: (frame[column] + step * (seed - 1)).clip(low, high)})
 
 
+def _seeded(path) -> bool:
+    """Whether the committed file already holds several training seeds (a notebook rerun with them)."""
+    frame = pd.read_parquet(path)
+    return "train_seed" in frame and frame["train_seed"].nunique() > 1
+
+
 def three_seed_data(data) -> None:
-    """``data`` (a copy of the committed data/) as three training seeds would leave it; as it is where
-    the committed data already hold the seeds."""
+    """``data`` (a copy of the committed data/) as three training seeds would leave it: each
+    notebook's files as they are where the committed ones already hold the seeds."""
     from paperlib.reports.seeds import stack
 
-    if "train_seed" in pd.read_parquet(data / "04_episodes.parquet"):
-        return
+    if not _seeded(data / "03_training_log.parquet"):
+        log = pd.read_parquet(data / "03_training_log.parquet")
+        paper, control = log[log["reward"] == "paper"], log[log["reward"] != "paper"]
+        log = pd.concat(
+            [control.assign(train_seed=0)]
+            + [_shift(paper, "train_reward", s, 0.01, 0, 1).assign(train_seed=s, seed=s) for s in SEEDS],
+            ignore_index=True,
+        )
+        log.to_parquet(data / "03_training_log.parquet")
+    if not _seeded(data / "04_validation.parquet"):
+        validation = pd.read_parquet(data / "04_validation.parquet")
+        pd.concat([validation.assign(train_seed=s) for s in SEEDS], ignore_index=True).to_parquet(
+            data / "04_validation.parquet"
+        )
+    if not _seeded(data / "04_episodes.parquet"):
+        episodes = pd.read_parquet(data / "04_episodes.parquet")
+        played = {s: _shift(episodes, "reward", s, 0.01, 0, 1) for s in SEEDS}
+        stack(played, label="selection").to_parquet(data / "04_episodes.parquet")
+    if not _seeded(data / "14_rlft_log.parquet"):
+        _three_seeds_of_14(data)
+    if not _seeded(data / "16_rlft_log.parquet"):
+        _three_seeds_of_16(data)
 
-    log = pd.read_parquet(data / "03_training_log.parquet")
-    paper, control = log[log["reward"] == "paper"], log[log["reward"] != "paper"]
-    log = pd.concat(
-        [control.assign(train_seed=0)]
-        + [_shift(paper, "train_reward", s, 0.01, 0, 1).assign(train_seed=s, seed=s) for s in SEEDS],
-        ignore_index=True,
-    )
-    log.to_parquet(data / "03_training_log.parquet")
-    validation = pd.read_parquet(data / "04_validation.parquet")
-    pd.concat([validation.assign(train_seed=s) for s in SEEDS], ignore_index=True).to_parquet(
-        data / "04_validation.parquet"
-    )
-    episodes = pd.read_parquet(data / "04_episodes.parquet")
-    played = {s: _shift(episodes, "reward", s, 0.01, 0, 1) for s in SEEDS}
-    stack(played, label="selection").to_parquet(data / "04_episodes.parquet")
+
+def _three_seeds_of_14(data) -> None:
+    from paperlib.reports.seeds import stack
 
     log = pd.read_parquet(data / "14_rlft_log.parquet")
     pd.concat([_shift(log, "regret", s, 0.1, 0, None).assign(train_seed=s) for s in SEEDS]).to_parquet(
@@ -53,6 +67,10 @@ def three_seed_data(data) -> None:
         for s, frame in moved.items():
             frame.loc[trained, column] = (frame.loc[trained, column] + 0.02 * (s - 1)).clip(0, 1)
         stack(moved, shared=shared).to_parquet(data / f"{name}.parquet")
+
+
+def _three_seeds_of_16(data) -> None:
+    from paperlib.reports.seeds import stack
 
     log = pd.read_parquet(data / "16_rlft_log.parquet")
     main = log["run"].iloc[0]
