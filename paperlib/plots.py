@@ -38,7 +38,8 @@ CAPTIONS = {
     "02_no_call_reward": "Each free-mode episode's reward against its share of steps with no parseable tool "
     "call: the paper's DeepSeek case (no call, reward 1.0) reproduced by models that never act.",
     "03_grpo_training": "GRPO training curves per run: the training reward with its peak and saved step beside "
-    "the paper's, each reward component, and the valid-call and invalid-action rates.",
+    "the paper's, each reward component, and the valid-call and invalid-action rates (with several training "
+    "seeds: their mean, and a band from the lowest seed to the highest).",
     "04_null_result": "The base model against the adapter each selection rule keeps, every evaluation episode "
     "with its mean and 95% interval; episodes with no meal (the reward's degenerate maximum) in grey.",
     "05_training": "Paper A's three prescriptions in training, per run: its own training reward (a thin line per "
@@ -644,7 +645,9 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
                 "r_idle_mean": "idleness (r_idle)",
             }
         )
-        sns.lineplot(data=components, x="step", y="mean", hue="component", marker="o", ms=3, ax=row[1])
+        # several training seeds: the line their mean, the band their range (min to max), not an interval
+        band = {"errorbar": ("pi", 100)}
+        sns.lineplot(data=components, x="step", y="mean", hue="component", marker="o", ms=3, ax=row[1], **band)
         row[1].set(title=f"{label}: reward terms", xlabel="step", ylabel="mean over the step's episodes")
         row[1].legend(fontsize=7, loc="center right")
         rates = run.melt(
@@ -660,7 +663,7 @@ def grpo_training(log, runs, paper_peak=None, paper_saved=None):
                 "valid_share_mean": "of the decisions, a valid action",
             }
         )
-        sns.lineplot(data=rates, x="step", y="value", hue="rate", marker="o", ms=3, ax=row[2])
+        sns.lineplot(data=rates, x="step", y="value", hue="rate", marker="o", ms=3, ax=row[2], **band)
         row[2].set(title=f"{label}: calls and actions", xlabel="step", ylabel="share", ylim=(-0.02, 1.02))
         row[2].legend(fontsize=7, loc="center right")
     fig.tight_layout()
