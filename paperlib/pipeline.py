@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 from paperlib import paths
 from paperlib.profiles import PROFILES
+from paperlib.training import precision
 
 MANIFEST = "MANIFEST.json"
 LOCK = "notebooks.lock"  # under build/: held by the run of the notebooks in progress
@@ -74,6 +75,10 @@ ESTIMATES = {
     "99": (5, "measured: stacks the claims"),
 }
 FROM_DATA_SECONDS = 6  # measured: 3-4 s of papermill per notebook, and the kernel's start
+# the notebooks that train: ESTIMATES assume a CPU that multiplies bfloat16 natively; elsewhere they
+# train in float32, measured at up to about twice the time (README: a cpu GRPO step 247-252 s in
+# float32 on an AVX2-only CPU against about 107 s estimated in bfloat16; an RLFT update x1.5)
+TRAINING_NOTEBOOKS = ("03", "05", "14", "16")
 
 
 def duration(seconds: float) -> str:
@@ -95,9 +100,16 @@ def estimate(selected: list[Path], profile: str, generate: bool) -> str:
         return f"will run {len(selected)} notebooks ({names}), playing their rollouts: {size}"
     parts = [f"{p.name[:2]} {duration(ESTIMATES.get(p.name[:2], (FROM_DATA_SECONDS, ''))[0])}" for p in selected]
     total = sum(ESTIMATES.get(p.name[:2], (FROM_DATA_SECONDS, ""))[0] for p in selected)
+    training = [p.name[:2] for p in selected if p.name[:2] in TRAINING_NOTEBOOKS]
+    slower = (
+        f"; this CPU has no native bfloat16, so training (notebook{'s' if len(training) > 1 else ''} "
+        f"{', '.join(training)}) runs in float32 and takes up to about twice as long"
+        if training and not precision.cpu_multiplies_bf16()
+        else ""
+    )
     return (
         f"will run {len(selected)} notebooks, playing their rollouts afresh ({', '.join(parts)}): "
-        f"about {duration(total)} on a 2-core CPU (a run resumes where it stopped)"
+        f"about {duration(total)} on a 2-core CPU (a run resumes where it stopped){slower}"
     )
 
 

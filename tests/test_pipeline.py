@@ -338,11 +338,18 @@ def test_a_notebook_shows_each_figure_it_writes_below_its_cell(tmp_path):
     assert all(not cell.get("outputs") for cell in nbformat.read(notebook, as_version=4).cells)  # committed: none
 
 
-def test_a_run_says_what_it_will_run_and_how_long_before_it_starts():
+def test_a_run_says_what_it_will_run_and_how_long_before_it_starts(monkeypatch):
+    from paperlib.training import precision
+
+    monkeypatch.setattr(precision, "cpu_multiplies_bf16", lambda: True)
     selected = pipeline.notebooks(["02", "14"])
     line = pipeline.estimate(selected, "cpu", generate=True)
     assert line.startswith("will run 2 notebooks, playing their rollouts afresh (02 36 min, 14 2 h 15 min)")
-    assert "about 2 h 51 min on a 2-core CPU" in line
+    assert "about 2 h 51 min on a 2-core CPU" in line and line.endswith("(a run resumes where it stopped)")
+    monkeypatch.setattr(precision, "cpu_multiplies_bf16", lambda: False)  # an AVX2-only CPU: training in float32
+    line = pipeline.estimate(pipeline.notebooks(["03", "04", "14"]), "cpu", generate=True)
+    assert line.endswith("so training (notebooks 03, 14) runs in float32 and takes up to about twice as long")
+    assert "bfloat16" not in pipeline.estimate(pipeline.notebooks(["04"]), "cpu", generate=True)
     assert pipeline.estimate(selected, "cpu", generate=False).startswith("will rebuild 2 notebooks (02 14)")
     assert set(pipeline.ESTIMATES) == {p.name[:2] for p in pipeline.notebooks()}  # every notebook has its time
     readme = (ROOT / "README.md").read_text()
