@@ -106,6 +106,9 @@ class Profile:
     # the CoT ablation (paper B, Fig. 9b): the recipe again with its CoT flipped, at this many new
     # tokens; 0: no ablation run. paper: without CoT at the paper's 16 no-CoT tokens
     rlft_cot_ablation_tokens: int = 16
+    # the CoT ablation's decisions per forward and backward pass (0: the recipe's) [ours: memory]: the
+    # same gradient in more, smaller passes
+    rlft_cot_micro_batch: int = 0
     # -- paper B, notebook 15: the exploration mechanisms (Fig. 8) on the main bandit
     explore_models: tuple[str, ...] = ("gemma2-2b", "gemma2-9b")
     explore_arms: int = 10
@@ -438,6 +441,10 @@ PROFILES = {
         # [ours: time] the CoT ablation thinks in 64 tokens (paper 256): a CoT update costs several
         # no-CoT ones
         rlft_cot_ablation_tokens=64,
+        # [ours: memory] 10 as notebook 16's CoT run: at the recipe's 20 a CoT update held 23 GB of 24
+        # from its first update on, and one rollout thrashed (523 s against 34-74 s); at 10 notebook
+        # 16's CoT updates peaked at 10.6 GB
+        rlft_cot_micro_batch=10,
         # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
         # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)
         explore_models=("qwen2.5-coder-0.5b",),

@@ -202,6 +202,9 @@ def test_the_cot_ablation_flips_the_recipes_chain_of_thought():
     assert cot_ablation(flipped, 16).style == "no_cot" and cot_ablation(flipped, 16).model == cpu.model
     with pytest.raises(ValueError, match="max_new_tokens must be at least 1"):
         cot_ablation(cpu, 0)
+    # its passes: the profile's (smaller: the same gradient in more passes), else the recipe's
+    assert (flipped.micro_batch, cot_ablation(cpu, 64, 10).micro_batch) == (cpu.micro_batch, 10)
+    assert cot_ablation(cpu, 64, 10).minibatch == cpu.minibatch
 
 
 def test_the_cot_ablation_sentence_gives_each_styles_change():

@@ -175,10 +175,12 @@ def recipe(profile: str, **overrides) -> BanditSettings:
     return BanditSettings.from_recipe(chosen.name, chosen.rlft_recipe, **overrides)
 
 
-def cot_ablation(recipe: BanditSettings, tokens: int) -> BanditSettings:
+def cot_ablation(recipe: BanditSettings, tokens: int, micro_batch: int = 0) -> BanditSettings:
     """The recipe with its chain of thought flipped (the paper's CoT ablation): without CoT if it
-    thinks, with CoT if it does not, at ``tokens`` new tokens."""
-    return replace(recipe, style="no_cot" if recipe.style == "cot" else "cot", max_new_tokens=tokens).check()
+    thinks, with CoT if it does not, at ``tokens`` new tokens, and ``micro_batch`` decisions per
+    forward and backward pass (0: the recipe's)."""
+    flipped = replace(recipe, style="no_cot" if recipe.style == "cot" else "cot", max_new_tokens=tokens)
+    return replace(flipped, micro_batch=micro_batch or recipe.micro_batch).check()
 
 
 # -- one update ---------------------------------------------------------------------------------
