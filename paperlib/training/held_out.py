@@ -66,7 +66,7 @@ def play_adapters(
         return Path(shared_base) / f"{model_name}-{key}"
 
     stores = {(label, name): RolloutStore(home(label) / name) for label in adapters for name in cells}
-    played, pending = {}, {}
+    played, pending, started = {}, {}, set()  # started: labels with a partial store to resume
     for (label, name), store in stores.items():
         held = store.episodes()
         if len(held) == size:
@@ -77,11 +77,13 @@ def play_adapters(
             )
         else:
             pending.setdefault(label, []).append(name)
+            if len(held):
+                started.add(label)
     todo = {label: adapters[label] for label in pending}
     saved = run.steps_saved()
     if restore is not None and any(k is not None and k not in saved for k in todo.values()):
         restore()
-    copies = _same_adapter(run, adapters, pending, stores, played)
+    copies = _same_adapter(run, adapters, pending, started, played)
     todo = {label: k for label, k in todo.items() if label not in copies}
     options = {} if max_batch is None else {"max_batch": max_batch}
     for label, number, model, tokenizer, hashed in each_adapter(run, model_name, todo) if todo else ():
@@ -113,10 +115,11 @@ def play_adapters(
     )
 
 
-def _same_adapter(run: RunDir, adapters: dict, pending: dict, stores: dict, played: dict) -> dict:
+def _same_adapter(run: RunDir, adapters: dict, pending: dict, started: set, played: dict) -> dict:
     """Labels to play (``pending``: label -> its cells without a full store) whose adapter is
-    another label's, by the hash of the saved adapter, and whose stores are empty: label -> the
-    label whose rows they take (one already played in full, else the first to play). The same
+    another label's, by the hash of the saved adapter, and whose stores are empty (not in
+    ``started``): label -> the label whose rows they take (one already played in full, else the
+    first to play). The same
     adapter plays the same rows on the same cells, seeds and sampling seed (a GRPO step without
     signal leaves its adapter as it was, so two kept steps may hold one adapter)."""
     saved = set(run.steps_saved())
@@ -125,12 +128,12 @@ def _same_adapter(run: RunDir, adapters: dict, pending: dict, stores: dict, play
         rows = [played[key][0] for key in played if key[0] == label]
         if label not in pending and rows and "adapter_hash" in rows[0] and rows[0]["adapter_hash"].nunique() == 1:
             first.setdefault(rows[0]["adapter_hash"].iloc[0], label)
-    for label, names in pending.items():
+    for label in pending:
         step = adapters[label]
         if step is not None and step not in saved:
             continue
         hashed = "base" if step is None else file_hash(run.saved(step))
-        if hashed in first and all(stores[label, name].episodes().empty for name in names):
+        if hashed in first and label not in started:
             copies[label] = first[hashed]
         else:
             first.setdefault(hashed, label)
