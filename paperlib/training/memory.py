@@ -2,7 +2,8 @@
 
 On Linux the kernel keeps a process's peak resident memory (``VmHWM`` in ``/proc/self/status``)
 and resets it when 5 is written to ``/proc/self/clear_refs``; a phase resets it as it starts and
-reads it as it ends. The reset also resets what ``getrusage`` reports as the process's peak, so
+reads it as it ends. Some kernels (sandboxed ones) accept the write and keep the mark: a reset
+counts only where the mark then stands at the resident memory. The reset also resets what ``getrusage`` reports as the process's peak, so
 :class:`PhasePeaks` keeps that peak itself. Where the reset is not possible (another OS), the
 phases' peaks are NaN and the process's peak is ``getrusage``'s."""
 
@@ -16,21 +17,25 @@ from pathlib import Path
 _STATUS, _CLEAR_REFS = Path("/proc/self/status"), Path("/proc/self/clear_refs")
 
 
-def _high_water_gb() -> float:
-    """The process's peak resident memory since the last reset, in GB (NaN where unknown)."""
+_RESET_SLACK_GB = 1 / 64  # how far the resident memory may fall between the reset and its check
+
+
+def _status_gb(field: str) -> float:
+    """A ``/proc/self/status`` memory field (``VmHWM``, ``VmRSS``) in GB (NaN where unknown)."""
     try:
-        line = next(x for x in _STATUS.read_text().splitlines() if x.startswith("VmHWM:"))
+        line = next(x for x in _STATUS.read_text().splitlines() if x.startswith(f"{field}:"))
     except (OSError, StopIteration):
         return math.nan
     return int(line.split()[1]) / 2**20  # kB
 
 
 def _reset() -> bool:
+    """Reset the high-water mark; whether it took effect (the mark fell to the resident memory)."""
     try:
         _CLEAR_REFS.write_text("5")
     except OSError:
         return False
-    return True
+    return _status_gb("VmHWM") <= _status_gb("VmRSS") + _RESET_SLACK_GB
 
 
 def _process_peak_gb() -> float:
@@ -55,7 +60,7 @@ class PhasePeaks:
         try:
             yield
         finally:
-            peak = _high_water_gb() if measured else math.nan
+            peak = _status_gb("VmHWM") if measured else math.nan
             self.phases[name] = max(self.phases.get(name, peak), peak)
             self.process_gb = max(self.process_gb, peak if measured else _process_peak_gb())
 
