@@ -54,7 +54,11 @@ def test_an_rlft_update_in_bfloat16_is_float32s_within_the_tolerance(game):
     from importlib import import_module
 
     recipe = import_module(f"paperlib.{game}.training").recipe
+    # [ours: CI time] where the CPU emulates bfloat16, tic-tac-toe plays one game per update, not 2
+    # (measured 102 s against 154); a bandit update keeps its two instances (with one, the logged
+    # gradient norm was NaN: nothing to compare)
+    smallest = {"games": 1} if game == "tictactoe" and not precision.cpu_multiplies_bf16() else {}
     # one optimiser step, so that both precisions score the rollout with the same weights
-    table = bench_update(recipe("smoke", minibatch=0, ppo_epochs=1), PRECISION, log=lambda line: None)
+    table = bench_update(recipe("smoke", minibatch=0, ppo_epochs=1, **smallest), PRECISION, log=lambda line: None)
     within_tolerance(table)
     assert table["decisions"].nunique() == 1 and table["completion_tokens"].nunique() == 1
