@@ -53,9 +53,9 @@ ESTIMATES = {
         "(measured in float32 on an AVX2-only CPU: a paper-reward run 2,535 s, README)",
     ),
     "04": (
-        9_000,
-        "estimated: 31,500-40,500 decisions (4,500 for each of seven to nine adapters: three seeds' kept ones, one "
-        "play per adapter hash, and the base model once) at about 4.5 per second (gap_max_batch 450)",
+        5_700,
+        "measured: 11-12.5 min per 4,500 decisions uncontended (gap_max_batch 450), for the base model once and "
+        "seven adapters (three seeds' kept ones, two of nine the same adapter as another, copied), over two sessions",
     ),
     "05": (
         24_600,
