@@ -49,7 +49,7 @@ def test_a_table_per_seed_and_pooled_over_the_seeds():
 
     stacked = seeds.stack(_played(), shared=("base", "ucb"))
     table = seeds.table_by_seed(stacked, before_after, ("adapter", "seed"))
-    assert list(dict.fromkeys(table["train_seed"])) == ["0", "1", "2", "pooled"]
+    assert list(dict.fromkeys(table["train_seed"])) == ["pooled", "0", "1", "2"]  # the headline first
     coverage = table[(table["adapter"] == "RLFT") & (table["metric"] == "coverage")].set_index("train_seed")
     base = stacked[stacked["adapter"] == "base"]["coverage"].mean()
     for seed, gain in zip("012", (0.0, 0.1, 0.2)):  # each seed against the one base model
@@ -60,13 +60,13 @@ def test_a_table_per_seed_and_pooled_over_the_seeds():
     assert coverage.loc["pooled", "difference"] == pytest.approx(0.1 + 0.035)
     assert coverage.loc["pooled", "n"] == 8
     assert len(seeds.pooled(table)) == len(table) / 4 and "train_seed" not in seeds.pooled(table)
-    # the sentences: one per part, under its heading
+    # the sentences: one per part, under its heading, pooled first
     said = seeds.sentences(table, lambda part: f"{len(part)} rows")
     assert said.split("\n\n") == [
+        "**Pooled over the 3 training seeds (the seeds' mean per held-out key).** 9 rows",
         "**Training seed 0.** 9 rows",
         "**Training seed 1.** 9 rows",
         "**Training seed 2.** 9 rows",
-        "**Pooled over the 3 training seeds (the seeds' mean per held-out key).** 9 rows",
     ]
 
 
@@ -109,7 +109,7 @@ def test_a_run_of_one_seed_beside_one_of_three_is_in_every_seed_s_part():
                     )
     games = pd.DataFrame(rows).astype({"train_seed": "Int64"})
     table = held_out_table(games)
-    assert list(dict.fromkeys(table["train_seed"])) == ["0", "1", "2", "pooled"]
+    assert list(dict.fromkeys(table["train_seed"])) == ["pooled", "0", "1", "2"]  # the headline first
     cot = table[(table["run"] == "CoT") & (table["adapter"] == "RLFT") & (table["metric"] == "return")]
     assert len(cot) == 4 and cot["mean"].nunique() == 1  # the ablation's one seed, the same in every part
     main = table[(table["run"] == "no CoT") & (table["adapter"] == "RLFT") & (table["metric"] == "return")]
@@ -188,10 +188,10 @@ def test_the_training_curve_per_seed_and_of_the_seeds_mean():
 
     log = pd.concat([run(0, [0.2, 0.6, 0.4]), run(1, [0.2, 0.4, 0.5])], ignore_index=True)
     said = curve_sentences(log, REPORTED, "tiny-lm").split("\n\n")
-    assert said[0] == "**Training seed 0.** " + curve_sentence(log[log["train_seed"] == 0], REPORTED, "tiny-lm")
-    assert said[2].startswith("**Pooled over the 2 training seeds")
-    assert "peaked at step 2 (0.500); the last step scored 0.450; earlier steps with a higher mean: 2." in said[2]
-    assert said[2].endswith("The last step was below its own seed's peak in 1 of 2 seeds.")
+    assert said[1] == "**Training seed 0.** " + curve_sentence(log[log["train_seed"] == 0], REPORTED, "tiny-lm")
+    assert said[0].startswith("**Pooled over the 2 training seeds")
+    assert "peaked at step 2 (0.500); the last step scored 0.450; earlier steps with a higher mean: 2." in said[0]
+    assert said[0].endswith("The last step was below its own seed's peak in 1 of 2 seeds.")
     one = log[log["train_seed"] == 1]
     assert curve_sentences(one, REPORTED, "m") == curve_sentence(one, REPORTED, "m")
 

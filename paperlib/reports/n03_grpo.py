@@ -128,23 +128,23 @@ def curve_sentence(log: pd.DataFrame, reported: pd.DataFrame, model: str) -> str
 
 def curve_sentences(log: pd.DataFrame, reported: pd.DataFrame, model: str) -> str:
     """:func:`curve_sentence` for a log of one training seed (or none: the committed data); for several
-    (``train_seed``), each seed's under its heading, then the seeds' mean curve
-    (:func:`pooled_over_seeds`): its peak and last step, the earlier steps that beat the last,
-    and on how many seeds the last step was below that seed's own peak."""
+    (``train_seed``), the seeds' mean curve first (:func:`pooled_over_seeds`: its peak and last
+    step, the earlier steps that beat the last, and on how many seeds the last step was below that
+    seed's own peak), then each seed's under its heading."""
     from paperlib.reports.seeds import each, heading
 
     runs = each(log)
     if len(runs) < 2:
         return curve_sentence(log, reported, model)
-    lines = [f"**{heading(seed)}.** {curve_sentence(run, reported, model)}" for seed, run in runs.items()]
     c = curve(pooled_over_seeds(log))
     below = sum(curve(run)["last"] < curve(run)["peak"] for run in runs.values())
     earlier = ", ".join(map(str, c["earlier_better"])) or "none"
-    lines.append(
+    lines = [
         f"**{heading('pooled', len(runs))}.** The mean training reward over the {len(runs)} seeds' episodes peaked "
         f"at step {c['peak_step']} ({c['peak']:.3f}); the last step scored {c['last']:.3f}; earlier steps with a "
         f"higher mean: {earlier}. The last step was below its own seed's peak in {below} of {len(runs)} seeds."
-    )
+    ]
+    lines += [f"**{heading(seed)}.** {curve_sentence(run, reported, model)}" for seed, run in runs.items()]
     return "\n\n".join(lines)
 
 

@@ -14,10 +14,11 @@ one seed's, read as they are.
 - :func:`pool`: the seeds' rows averaged per held-out key (an evaluation seed, an instance, a
   game): the seed-averaged adapter, paired with the base model on the same keys, as
   ``paperlib.stats.paired_sides`` pools the claims' tests.
-- :func:`table_by_seed`: a comparison table built per seed and on the pooled rows, with a
-  ``train_seed`` column ("0", "1", ..., :data:`POOLED`); the table as before where the rows
-  hold one seed. :func:`pooled`, :func:`parts`: its pooled rows; its parts by seed.
-- :func:`sentences`: a report's sentence per seed and pooled, each under its heading.
+- :func:`table_by_seed`: a comparison table built on the pooled rows and per seed, with a
+  ``train_seed`` column (:data:`POOLED`, "0", "1", ...); the table as before where the rows
+  hold one seed. :func:`pooled`, :func:`parts`: its pooled rows; its parts, pooled first.
+- :func:`sentences`: a report's sentence pooled (the headline) and per seed, each under its
+  heading.
 """
 
 from __future__ import annotations
@@ -115,24 +116,25 @@ def pool(frame: pd.DataFrame, keys: Sequence[str], first: Sequence[str] = ("step
 def table_by_seed(
     frame: pd.DataFrame, build: Callable[[pd.DataFrame], pd.DataFrame], keys: Sequence[str], group: str | None = None
 ) -> pd.DataFrame:
-    """``build`` (held-out rows -> a comparison table against the base model) on each training
-    seed's rows (:func:`split`) and on the seeds' pooled rows (:func:`pool` by ``keys``), stacked
-    with a ``train_seed`` column: the seed as text, or :data:`POOLED`. ``build(frame)`` itself
+    """``build`` (held-out rows -> a comparison table against the base model) on the seeds' pooled
+    rows (:func:`pool` by ``keys``) and on each training seed's rows (:func:`split`), stacked in
+    that order with a ``train_seed`` column: :data:`POOLED`, or the seed as text. ``build(frame)`` itself
     where ``frame`` holds one training seed or none (the committed one-seed data)."""
     parts = split(frame, group)
     if None in parts:
         return build(frame)
-    tables = [build(rows.drop(columns=SEED)).assign(**{SEED: str(s)}) for s, rows in parts.items()]
-    tables.append(build(pool(frame, keys).drop(columns=SEED)).assign(**{SEED: POOLED}))
+    tables = [build(pool(frame, keys).drop(columns=SEED)).assign(**{SEED: POOLED})]
+    tables += [build(rows.drop(columns=SEED)).assign(**{SEED: str(s)}) for s, rows in parts.items()]
     return pd.concat(tables, ignore_index=True)
 
 
 def parts(table: pd.DataFrame) -> dict:
-    """A :func:`table_by_seed` table per training seed ("0", ..., :data:`POOLED`), each without the
-    ``train_seed`` column; ``{None: table}`` where it has none."""
+    """A :func:`table_by_seed` table per part, :data:`POOLED` first, then each training seed ("0",
+    ...), each without the ``train_seed`` column; ``{None: table}`` where it has none."""
     if SEED not in table:
         return {None: table}
-    return {s: rows.drop(columns=SEED).reset_index(drop=True) for s, rows in table.groupby(SEED, sort=False)}
+    split_table = {s: rows.drop(columns=SEED).reset_index(drop=True) for s, rows in table.groupby(SEED, sort=False)}
+    return {s: split_table[s] for s in sorted(split_table, key=lambda s: s != POOLED)}
 
 
 def pooled(table: pd.DataFrame) -> pd.DataFrame:
@@ -149,8 +151,9 @@ def heading(seed, count: int | None = None) -> str:
 
 
 def sentences(table: pd.DataFrame, say: Callable[[pd.DataFrame], str]) -> str:
-    """``say(part)`` for each part of ``table`` (:func:`parts`), each under its :func:`heading` in
-    bold where there are several; ``say(table)`` alone where there is one."""
+    """``say(part)`` for each part of ``table`` (:func:`parts`: pooled first, the headline), each
+    under its :func:`heading` in bold where there are several; ``say(table)`` alone where there is
+    one."""
     split_table = parts(table)
     if None in split_table:
         return say(table)
