@@ -110,7 +110,7 @@ def test_the_notebooks_read_three_training_seeds(tmp_path):
         assert "Training seed 2" in shown and "Pooled over the 3 training seeds" in shown, number
     for name in ("04_null_result", "14_before_after", "16_returns"):
         table = pd.read_parquet(data / f"{name}.parquet")
-        assert list(dict.fromkeys(table["train_seed"])) == ["0", "1", "2", "pooled"], name
+        assert list(dict.fromkeys(table["train_seed"])) == ["pooled", "0", "1", "2"], name
     claims = pd.read_parquet(data / "04_claims.parquet").set_index("reported")
     assert "per training seed: 0: " in claims.loc["A09", "note"]
     assert (
