@@ -64,7 +64,7 @@ def lens_sentences(summary: pd.DataFrame, paper: pd.DataFrame | None = None) -> 
     for row in summary.itertuples():
         if row.no_rationale_low > 0.5:
             verdict = (
-                "it wrote no readable rationale in most turns, so this prompt does not measure what it knows; "
+                "this prompt does not measure what it knows: it wrote no readable rationale in most turns, and "
                 "its wrong-rationale row is mostly missing rationales"
             )
         elif row.knowing_low > row.doing_high:
