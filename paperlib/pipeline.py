@@ -61,7 +61,7 @@ ESTIMATES = {
         24_600,
         "estimated: three runs x two seeds, 96 GRPO steps at about 110 s (the curriculum's 1.3x), 5 validation and 10 evaluation episodes per step and cell at 3 decisions per second",
     ),
-    "06": (1_800, "estimated: 1,465 turns with a rationale each"),
+    "06": (1_251, "measured: the base model and notebook 03's last adapter, 30 episodes each at N = 5 (1,410 turns)"),
     "11": (578, "measured: the executed notebook's papermill duration"),
     "12": (342, "measured: the executed notebook's papermill duration, four models"),
     "13": (2_050, "measured: the executed notebook's papermill duration, the 1.5B thinking 512 tokens a step"),
