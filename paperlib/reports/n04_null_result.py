@@ -85,8 +85,8 @@ KEYS = ("selection", "n", "seed")  # what pools several training seeds' episodes
 
 def null_result_table(episodes: pd.DataFrame, column: str = "reward") -> pd.DataFrame:
     """Each kept adapter against the base model at each N (``philosophers.training.compare_by_n``):
-    per training seed and on the seeds' mean per evaluation seed (``paperlib.reports.seeds``,
-    ``train_seed`` "0", ..., "pooled") where the episodes hold several; as before where one."""
+    on the seeds' mean per evaluation seed and per training seed (``paperlib.reports.seeds``,
+    ``train_seed`` "pooled", "0", ...) where the episodes hold several; as before where one."""
     from paperlib.reports.seeds import table_by_seed
 
     return table_by_seed(episodes, lambda rows: compare_by_n(rows, column=column), KEYS)

@@ -42,7 +42,7 @@ def cost_sentence(log: pd.DataFrame) -> str:
 
 def held_out_table(episodes: pd.DataFrame) -> pd.DataFrame:
     """The held-out instances' table (``bandits.training.before_after``): per training seed and on
-    the seeds' mean per instance (``paperlib.reports.seeds``: ``train_seed`` "0", ..., "pooled")
+    the seeds' mean per instance (``paperlib.reports.seeds``: ``train_seed`` "pooled", "0", ...)
     where the adapters' episodes hold several seeds; as before where one."""
     from paperlib.reports.seeds import table_by_seed
 

@@ -248,8 +248,8 @@ def tictactoe_claims_table(
 
 def held_out_table(games: pd.DataFrame) -> pd.DataFrame:
     """The held-out games' table (``tictactoe.training.returns_table`` within run and cell): per
-    training seed and on the seeds' mean per game (``paperlib.reports.seeds``: ``train_seed`` "0",
-    ..., "pooled") where a run's adapter played several seeds, a run of one seed (the CoT
+    training seed and on the seeds' mean per game (``paperlib.reports.seeds``: ``train_seed``
+    "pooled", "0", ...) where a run's adapter played several seeds, a run of one seed (the CoT
     ablation) in every part; as before where every run has one."""
     from paperlib.reports.seeds import table_by_seed
     from paperlib.tictactoe.training import returns_table
