@@ -420,8 +420,10 @@ PROFILES = {
         # -- paper B, notebook 14: Qwen2.5-Coder-0.5B, the embedded model that writes ACTION= itself
         # (a valid one in 55% of its no-CoT steps in notebook 11), in the paper's free protocol without
         # CoT, sized for 2 cores [ours: time] (the budget is updates x instances x horizon decisions of
-        # 16 tokens), 20 decisions per pass [ours: memory] and per optimiser step [ours: the paper's 128
-        # of an 800-decision rollout is about 6 steps per update; 20 of 80 gives 4]
+        # 16 tokens), 20 decisions per optimiser step [ours: the paper's 128 of an 800-decision rollout
+        # is about 6 steps per update; 20 of 80 gives 4], 10 per pass [ours: time and memory: a step's
+        # 20 decisions are drawn at random, so its rows' prompts (150-270 tokens) differ in length;
+        # sorted and cut in two passes they pad a quarter fewer tokens than in one]
         rlft_recipe={
             "model": "qwen2.5-coder-0.5b",
             "updates": 12,
@@ -431,7 +433,7 @@ PROFILES = {
             "horizon": 10,
             "style": "no_cot",
             "max_new_tokens": 16,
-            "micro_batch": 20,
+            "micro_batch": 10,
             "minibatch": 20,
         },
         # [ours: time] 32 held-out instances per adapter, not 64
@@ -441,9 +443,9 @@ PROFILES = {
         # [ours: time] the CoT ablation thinks in 64 tokens (paper 256): a CoT update costs several
         # no-CoT ones
         rlft_cot_ablation_tokens=64,
-        # [ours: memory] 10 as notebook 16's CoT run: at the recipe's 20 a CoT update held 23 GB of 24
-        # from its first update on, and one rollout thrashed (523 s against 34-74 s); at 10 notebook
-        # 16's CoT updates peaked at 10.6 GB
+        # [ours: memory] 10 as notebook 16's CoT run (and now the recipe): at 20 a CoT update held 23 GB
+        # of 24 from its first update on, and one rollout thrashed (523 s against 34-74 s); at 10
+        # notebook 16's CoT updates peaked at 10.6 GB
         rlft_cot_micro_batch=10,
         # -- paper B, notebook 15: the embedded model that writes ACTION= itself, without CoT
         # [ours: time] (16 tokens; paper 256 with CoT), 8 instances (paper 64)

@@ -45,8 +45,9 @@ def test_the_default_is_the_papers_setup():
         "cpu",
         12,
         "no_cot",
-        20,
+        10,
     )
+    assert cpu.minibatch == 20  # two passes per optimiser step
     assert recipe("paper") == BanditSettings(profile="paper", micro_batch=16)
 
 
