@@ -76,8 +76,9 @@ ESTIMATES = {
 }
 FROM_DATA_SECONDS = 6  # measured: 3-4 s of papermill per notebook, and the kernel's start
 # the notebooks that train: ESTIMATES assume a CPU that multiplies bfloat16 natively; elsewhere they
-# train in float32, measured at up to about twice the time (README: a cpu GRPO step 247-252 s in
-# float32 on an AVX2-only CPU against about 107 s estimated in bfloat16; an RLFT update x1.5)
+# train in float32, measured at two to three times the time (README: on an AVX2-only CPU a cpu
+# GRPO step 247-252 s and an RLFT update 267 s in float32, against about 107 s and 95 s estimated
+# in bfloat16)
 TRAINING_NOTEBOOKS = ("03", "05", "14", "16")
 
 
@@ -103,7 +104,7 @@ def estimate(selected: list[Path], profile: str, generate: bool) -> str:
     training = [p.name[:2] for p in selected if p.name[:2] in TRAINING_NOTEBOOKS]
     slower = (
         f"; this CPU has no native bfloat16, so training (notebook{'s' if len(training) > 1 else ''} "
-        f"{', '.join(training)}) runs in float32 and takes up to about twice as long"
+        f"{', '.join(training)}) runs in float32 and takes two to three times as long"
         if training and not precision.cpu_multiplies_bf16()
         else ""
     )
