@@ -136,6 +136,7 @@ def test_the_null_result_per_seed_and_pooled_with_its_sentences():
     control = pd.DataFrame({"p": [0.01], "difference": [0.2]})
     said = n04_null_result.null_result_sentences(table, REPORTED, "tiny-lm", control, episodes)
     assert said.count("**Training seed") == 3 and said.count("**Pooled over the 3 training seeds") == 1
+    assert said.count("Paper A (Qwen3-14B, N = 5)") == 1 and said.index("Paper A") < said.index("**Training seed")
     assert "Ours (tiny-lm, adapter `last`, step 3): N = 5: 0.504 → 0.554" in said  # seed 1
     assert "Ours (tiny-lm, adapter `last`, step 3 of every seed): N = 5: 0.504 → 0.554" in said  # pooled
     one = episodes[episodes["train_seed"].isna() | (episodes["train_seed"] == 0)].drop(columns="train_seed")

@@ -102,9 +102,9 @@ def shaped_reward_table(episodes: pd.DataFrame) -> pd.DataFrame:
 def null_result_sentences(
     table: pd.DataFrame, reported: pd.DataFrame, model: str, control: pd.DataFrame, episodes: pd.DataFrame
 ) -> str:
-    """:func:`null_result_sentence` on each part of :func:`null_result_table`'s ``table``: each
-    training seed's, with its episodes, and the pooled one, with the seeds' mean episodes; the
-    sentence alone where there is one seed."""
+    """:func:`null_result_sentence` on each part of :func:`null_result_table`'s ``table``: the pooled
+    one first, with the seeds' mean episodes and the paper's numbers, then each training seed's,
+    with its episodes; the sentence alone where there is one seed."""
     from paperlib.reports.seeds import POOLED, heading, parts, pool, split
 
     tables = parts(table)
@@ -122,7 +122,13 @@ def null_result_sentences(
     return "\n\n".join(
         f"**{heading(seed, len(tables) - 1)}.**\n\n"
         + null_result_sentence(
-            part, reported, model, control, rows[seed].drop(columns="train_seed"), kept if seed == POOLED else None
+            part,
+            reported,
+            model,
+            control,
+            rows[seed].drop(columns="train_seed"),
+            kept if seed == POOLED else None,
+            paper_line=seed == POOLED,
         )
         for seed, part in tables.items()
     )
@@ -135,18 +141,20 @@ def null_result_sentence(
     control: pd.DataFrame,
     episodes: pd.DataFrame,
     steps: dict | None = None,
+    paper_line: bool = True,
 ) -> str:
     """What the base-vs-adapter table supports, per selection rule, beside paper A's numbers
     (rows A05, A08, A09, A10 of ``reported``), read in the light of the positive control
     (``control``: ``philosophers.training.compare_by_n``'s table of notebook 03's held-out test). An adapter
     significantly above the base model at an N where none of its ``episodes`` (the table's)
     has a meal is named as sitting at the paper reward's degenerate maximum (notebook 01). ``steps``
-    (selection -> words) names the kept steps where the table's ``step`` does not (several seeds')."""
+    (selection -> words) names the kept steps where the table's ``step`` does not (several seeds');
+    ``paper_line``: open with the paper's numbers (once per notebook: the pooled part's)."""
     paper = reported.set_index("id")["value"]
     lines = [
         f"Paper A (Qwen3-14B, N = 5): base {paper['A05']}, GRPO {paper['A08']}, Welch p = {paper['A09']}, "
         f"Hedges' g = {paper['A10']}; not significant at N = 10 and 15 either."
-    ]
+    ][: int(paper_line)]
     for selection, rows in table.groupby("selection", sort=False):
         cells = "; ".join(
             f"N = {r.n}: {r.base_mean:.3f} → {r.mean:.3f} ({which_test(r)}, {hedges(r)}, {verdict(r._asdict())})"
