@@ -471,7 +471,8 @@ PROFILES = {
             "paper's models do not run on 2 cores",
             "max_new_tokens": "time on 2 cores: the evaluation's budget (GRPO), no chain of thought or 64 thinking "
             "tokens (RLFT)",
-            "micro_batch": "memory: decisions per forward and backward pass within 24 GB",
+            "micro_batch": "memory: decisions per forward and backward pass within 24 GB; on the bandits also time "
+            "(a minibatch's rows sorted by length and cut in two pad a quarter fewer tokens)",
             "prompt": "notebook 02's probe chose rules-v1 for this model",
             "gradient_checkpointing": "time: a shared-prefix micro-batch's activations fit in memory, so the "
             "backward pass need not recompute the forward",
