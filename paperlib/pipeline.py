@@ -58,8 +58,10 @@ ESTIMATES = {
         "seven adapters (three seeds' kept ones, two of nine the same adapter as another, copied), over two sessions",
     ),
     "05": (
-        24_600,
-        "estimated: three runs x two seeds, 96 GRPO steps at about 110 s (the curriculum's 1.3x), 5 validation and 10 evaluation episodes per step and cell at 3 decisions per second",
+        19_600,
+        "estimated: three runs x two seeds, 96 GRPO steps at about 110 s (the curriculum's 1.3x, 11,600 s), 5 "
+        "validation episodes per step at 3 decisions per second (4,000 s), 10 evaluation episodes per cell for up to "
+        "18 kept adapters at 6.8 decisions per second (notebook 04's held-out play at gap_max_batch 450, 4,000 s)",
     ),
     "06": (1_251, "measured: the base model and notebook 03's last adapter, 30 episodes each at N = 5 (1,410 turns)"),
     "11": (578, "measured: the executed notebook's papermill duration"),

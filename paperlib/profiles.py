@@ -407,13 +407,13 @@ PROFILES = {
         grpo_val_episodes=10,
         # -- paper A, notebook 05 [ours: time, 8 hours in all on 2 cores]. A 16-step run is about 30 min
         # on the bfloat16 trainer (notebook 03), the curriculum's about 1.3x (its rollouts grow with N);
-        # play runs at about 3 decisions per second. Three runs x two seeds: 6 x 16 steps (about 3.2 h),
-        # 5 validation episodes per step at N = 5 (125 decisions: 16 x 6 x 42 s, about 1.1 h), 10
-        # evaluation episodes per cell at N = 5, 10, 15 for up to three kept adapters per run (150
-        # decisions an episode: 6 x 3 x 10 x 50 s, about 2.5 h): about 6.8 h. Cut: the third training
-        # seed (another 3.4 h), validation 5 episodes, not the recipe's 10, and evaluation 10 per cell,
-        # not 30 (30 would add 5 h); the base model's and the recipe's rows are notebook 04's first 10
-        # evaluation seeds of seeds 0 and 1
+        # validation plays about 3 decisions per second, held-out play 6.8 (gap_max_batch, notebook 04).
+        # Three runs x two seeds: 6 x 16 steps (about 3.2 h), 5 validation episodes per step at N = 5
+        # (125 decisions: 16 x 6 x 42 s, about 1.1 h), 10 evaluation episodes per cell at N = 5, 10, 15
+        # for up to three kept adapters per run (1,500 decisions an adapter: 18 x 220 s, about 1.1 h):
+        # about 5.4 h. Cut: the third training seed (another 2.7 h, past the budget), validation 5
+        # episodes, not the recipe's 10, and evaluation 10 per cell, not 30 (30 would add 2.2 h); the
+        # base model's and the recipe's rows are notebook 04's first 10 evaluation seeds of seeds 0 and 1
         intervention_seeds=(0, 1),
         intervention_val_episodes=5,
         intervention_eval_episodes=10,
