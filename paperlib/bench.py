@@ -181,14 +181,15 @@ def _add_rlft(commands) -> None:
 
     command = commands.add_parser(
         "rlft",
-        help="seconds per RLFT update and where they go: float32 against bfloat16, or every row whole against the "
-        "shared prefix",
+        help="seconds per RLFT update and where they go: float32 against bfloat16, every row whole against the "
+        "shared prefix, or one pass per minibatch against the recipe's passes",
     )
     command.add_argument(
         "--lever",
         choices=tuple(RLFT_VARIANTS),
         default="precision",
-        help="precision: float32 against bfloat16 autocast; paths: every row whole against the shared prefix",
+        help="precision: float32 against bfloat16 autocast; paths: every row whole against the shared prefix; "
+        "passes: one forward and backward pass per minibatch against the recipe's passes of --micro-batch",
     )
     command.add_argument(
         "--game",

@@ -360,3 +360,14 @@ def test_the_benchmark_times_one_update_per_variant_with_the_same_loss():
     assert table["loss"].iloc[1] == pytest.approx(table["loss"].iloc[0], abs=1e-5)
     assert table["grad_norm"].iloc[1] == pytest.approx(table["grad_norm"].iloc[0], rel=1e-4)
     assert "shared prefix" in report_update(settings, table)
+
+
+@pytest.mark.slow
+def test_the_passes_lever_cuts_a_minibatch_into_the_recipes_sorted_passes_with_the_same_gradient():
+    from paperlib.training.bench import RLFT_VARIANTS, bench_update
+
+    settings = recipe("smoke", micro_batch=1)  # minibatches of 3 decisions, one decision per pass
+    table = bench_update(settings, RLFT_VARIANTS["passes"], log=lambda line: None)
+    assert list(table["variant"]) == ["a pass per minibatch", "the recipe's passes"] and table["same_rollout"].all()
+    assert table["loss"].iloc[1] == pytest.approx(table["loss"].iloc[0], abs=1e-5)
+    assert table["grad_norm"].iloc[1] == pytest.approx(table["grad_norm"].iloc[0], rel=1e-4)

@@ -33,7 +33,8 @@ runs on the machine (the load average is printed), so no test times them.
 
 RLFT (:func:`bench_update`), on the bandits or tic-tac-toe. One real update of
 :func:`paperlib.training.rlft.loop.train` per variant (:data:`RLFT_VARIANTS`: float32
-against bfloat16, or every row fed whole against the shared prefix), from the same settings
+against bfloat16, every row fed whole against the shared prefix, or one pass per minibatch
+against the recipe's passes of ``micro_batch`` sorted decisions), from the same settings
 and seed, hence the same rollout and (up to rounding) the same loss: the rollout, the
 advantages (for tic-tac-toe, the value head's pass over every move), the reference model's
 log-probabilities (the adapter disabled), the loss's forward and backward passes, and the
@@ -156,20 +157,28 @@ RLFT_VARIANTS = {
         "every row whole": {"shared_prefix": False, "precision": "float32"},
         "shared prefix": {"shared_prefix": True, "precision": "float32"},
     },
+    # a minibatch's decisions are drawn at random, so one pass pads every row to the longest; the
+    # recipe's passes (micro_batch) take its rows sorted by length: the same gradient
+    "passes": {
+        "a pass per minibatch": lambda s: {"micro_batch": s.minibatch, "precision": "float32"},
+        "the recipe's passes": lambda s: {"precision": "float32"},
+    },
 }
 RLFT_PHASES = ("rollout", "advantages", "reference", "forward_backward", "rest")
 PEAK_PHASES = ("rollout", "reference", "forward_backward")  # the phases whose peak memory an update logs
 
 
 def bench_update(settings, variants: dict = PRECISION, log=print) -> pd.DataFrame:
-    """One RLFT update of ``settings`` per variant: the seconds per phase, the update's total and
-    its ratio to the first variant's, the loss and the gradient norm and their differences from
-    the first variant's, the peak memory of the process so far."""
+    """One RLFT update of ``settings`` per variant (name -> the settings it changes, or a function of
+    ``settings`` that gives them): the seconds per phase, the update's total and its ratio to the
+    first variant's, the loss and the gradient norm and their differences from the first
+    variant's, the peak memory of the process so far."""
     from paperlib.training.rlft.loop import train
 
     rows = []
     for name, overrides in variants.items():
-        s = replace(settings, updates=1, **overrides).check()
+        changes = overrides(settings) if callable(overrides) else overrides
+        s = replace(settings, updates=1, **changes).check()
         with tempfile.TemporaryDirectory() as out:
             logged = train(s, out, progress=False).iloc[0]
             played = rollout_hash(RunDir(out))
