@@ -71,19 +71,22 @@ def against(treatment, control) -> dict:
 
 
 def hedges_g(treatment, control) -> float:
-    """Standardised mean difference (treatment - control) with the small-sample correction."""
+    """Standardised mean difference (treatment - control) with the small-sample correction; NaN
+    where a side does not vary (:func:`no_variance`: a pooled deviation from one side alone
+    standardises nothing, so no effect size is reported)."""
     a, b = np.asarray(treatment, float), np.asarray(control, float)
     na, nb = a.size, b.size
+    if no_variance(treatment=a, control=b):
+        return math.nan
     pooled = math.sqrt(((na - 1) * a.var(ddof=1) + (nb - 1) * b.var(ddof=1)) / (na + nb - 2))
-    if pooled == 0:
-        return 0.0 if a.mean() == b.mean() else math.copysign(math.inf, a.mean() - b.mean())
     correction = 1 - 3 / (4 * (na + nb) - 9)
     return float((a.mean() - b.mean()) / pooled * correction)
 
 
 def hedges_g_ci(treatment, control, confidence: float = 0.95) -> tuple[float, float, float]:
     """Hedges' g and its normal-approximation interval, with the standard error
-    sqrt((na + nb) / (na nb) + g^2 / (2 (na + nb))) (Hedges and Olkin 1985, eq. 5.15)."""
+    sqrt((na + nb) / (na nb) + g^2 / (2 (na + nb))) (Hedges and Olkin 1985, eq. 5.15); all NaN
+    where a side does not vary."""
     g = hedges_g(treatment, control)
     na, nb = len(treatment), len(control)
     if not math.isfinite(g):

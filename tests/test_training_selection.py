@@ -273,8 +273,10 @@ def test_against_gives_the_difference_its_test_and_hedges_g():
     row = against(a, b)
     assert row["difference"] == pytest.approx(0.5 - 0.875) and row["test"] == "welch"
     assert (row["g"], row["g_low"], row["g_high"]) == pytest.approx(hedges_g_ci(a, b))
-    separated = against([0.0] * 5, [1.0] * 5)  # a complete separation: Mann-Whitney, g infinite
-    assert separated["test"] == "mann-whitney" and separated["g"] == -math.inf and math.isnan(separated["g_low"])
+    separated = against([0.0] * 5, [1.0] * 5)  # a complete separation: Mann-Whitney, no g
+    assert separated["test"] == "mann-whitney" and math.isnan(separated["g"]) and math.isnan(separated["g_low"])
+    one_side = against([1.0] * 4, b)  # the adapter at a constant: a test, but no standardised effect
+    assert one_side["test"] == "welch" and all(math.isnan(one_side[k]) for k in ("g", "g_low", "g_high"))
 
 
 def test_the_null_result_sentence_names_a_mealless_higher_reward_and_the_test_used():
@@ -297,4 +299,4 @@ def test_the_null_result_sentence_names_a_mealless_higher_reward_and_the_test_us
     assert "degenerate" not in null_result_sentence(compare(eating), reported, "m", control, eating)
     separated = compare(episodes.assign(valid_share=[0.0] * 4 + [1.0] * 4), column="valid_share")
     assert "(Mann-Whitney, as neither side varies, p = " in control_sentence(separated)
-    assert "Hedges' g unbounded: neither side varies): significantly higher" in control_sentence(separated)
+    assert "no Hedges' g: a side's scores do not vary): significantly higher" in control_sentence(separated)

@@ -4,8 +4,6 @@ words, and the verdicts built on them (notebooks 03, 04, 14 and 16)."""
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from paperlib.stats import ALPHA
@@ -19,9 +17,9 @@ def which_test(row) -> str:
 
 
 def hedges(row) -> str:
-    """A row's Hedges' g with its interval, in words."""
-    if math.isinf(row.g):
-        return "Hedges' g unbounded: neither side varies"
+    """A row's Hedges' g with its interval, in words (none where a side does not vary)."""
+    if row.g != row.g:
+        return "no Hedges' g: a side's scores do not vary"
     return f"Hedges' g = {row.g:.2f} [{row.g_low:.2f}, {row.g_high:.2f}]"
 
 
