@@ -3,9 +3,10 @@
 On Linux the kernel keeps a process's peak resident memory (``VmHWM`` in ``/proc/self/status``)
 and resets it when 5 is written to ``/proc/self/clear_refs``; a phase resets it as it starts and
 reads it as it ends. Some kernels (sandboxed ones) accept the write and keep the mark: a reset
-counts only where the mark then stands at the resident memory. The reset also resets what ``getrusage`` reports as the process's peak, so
-:class:`PhasePeaks` keeps that peak itself. Where the reset is not possible (another OS), the
-phases' peaks are NaN and the process's peak is ``getrusage``'s."""
+counts only where the mark then stands at the resident memory. The reset also resets what
+``getrusage`` reports as the process's peak, so :class:`PhasePeaks` keeps that peak itself.
+Where the reset is not possible (another OS, or a kernel that keeps the mark), the phases' peaks
+are NaN and the process's peak is ``getrusage``'s."""
 
 from __future__ import annotations
 
