@@ -151,10 +151,14 @@ def null_result_sentence(
     (selection -> words) names the kept steps where the table's ``step`` does not (several seeds');
     ``paper_line``: open with the paper's numbers (once per notebook: the pooled part's)."""
     paper = reported.set_index("id")["value"]
-    lines = [
-        f"Paper A (Qwen3-14B, N = 5): base {paper['A05']}, GRPO {paper['A08']}, Welch p = {paper['A09']}, "
-        f"Hedges' g = {paper['A10']}; not significant at N = 10 and 15 either."
-    ][: int(paper_line)]
+    lines = (
+        [
+            f"Paper A (Qwen3-14B, N = 5): base {paper['A05']}, GRPO {paper['A08']}, Welch p = {paper['A09']}, "
+            f"Hedges' g = {paper['A10']}; not significant at N = 10 and 15 either."
+        ]
+        if paper_line
+        else []
+    )
     for selection, rows in table.groupby("selection", sort=False):
         cells = "; ".join(
             f"N = {r.n}: {r.base_mean:.3f} → {r.mean:.3f} ({which_test(r)}, {hedges(r)}, {verdict(r._asdict())})"
