@@ -2,6 +2,7 @@
 process's, which resetting the kernel's high-water mark for a phase must not lose."""
 
 import math
+import mmap
 import sys
 
 import numpy as np
@@ -12,17 +13,25 @@ from paperlib.training.memory import PhasePeaks
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's high-water mark is Linux's")
 
 
+def _touch_and_free_fresh_pages(mb: int = 256) -> None:
+    """Raise the resident memory by ``mb`` MB of pages the process never had, and give them back.
+    An anonymous map, not an array: an allocator may serve a large array from memory it already
+    holds (as on CI), which moves neither the resident memory nor its high-water mark."""
+    with mmap.mmap(-1, mb * 2**20) as pages:
+        np.frombuffer(pages, dtype=np.uint8)[:] = 1
+
+
 @linux_only
 def test_each_phase_reports_its_own_peak_and_the_process_keeps_the_largest():
     from paperlib.training import memory
 
+    _touch_and_free_fresh_pages()
     if not memory._reset():
         pytest.skip("this kernel keeps the high-water mark when asked to reset it (the next test covers that case)")
     peaks = PhasePeaks()
     before = peaks.process_gb
     with peaks.phase("large"):
-        block = np.ones(2**28 // 8)  # 256 MB, written
-        del block
+        _touch_and_free_fresh_pages()
     with peaks.phase("small"):
         pass
     with peaks.phase("large"):  # a phase run twice in a step reports its larger peak
@@ -42,8 +51,7 @@ def test_a_reset_the_kernel_accepts_but_ignores_gives_no_phase_peak(monkeypatch,
     from paperlib.training import memory
 
     monkeypatch.setattr(memory, "_CLEAR_REFS", tmp_path / "clear_refs")
-    block = np.ones(2**28 // 8)  # 256 MB, written and freed: the mark stays above the resident memory
-    del block
+    _touch_and_free_fresh_pages()  # the mark stays above the resident memory
     peaks = PhasePeaks()
     with peaks.phase("rollout"):
         pass
