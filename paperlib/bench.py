@@ -182,14 +182,16 @@ def _add_rlft(commands) -> None:
     command = commands.add_parser(
         "rlft",
         help="seconds per RLFT update and where they go: float32 against bfloat16, every row whole against the "
-        "shared prefix, or one pass per minibatch against the recipe's passes",
+        "shared prefix, one pass per minibatch against the recipe's passes, or PPO's old log-probabilities from a "
+        "pass against the rollout's",
     )
     command.add_argument(
         "--lever",
         choices=tuple(RLFT_VARIANTS),
         default="precision",
         help="precision: float32 against bfloat16 autocast; paths: every row whole against the shared prefix; "
-        "passes: one forward and backward pass per minibatch against the recipe's passes of --micro-batch",
+        "passes: one forward and backward pass per minibatch against the recipe's passes of --micro-batch; "
+        "old: PPO's old log-probabilities from a pass without gradients against the rollout's own",
     )
     command.add_argument(
         "--game",

@@ -435,6 +435,7 @@ PROFILES = {
             "max_new_tokens": 16,
             "micro_batch": 10,
             "minibatch": 20,
+            "rollout_old_logprobs": False,
         },
         # [ours: time] 32 held-out instances per adapter, not 64
         rlft_eval_instances=32,
@@ -486,6 +487,9 @@ PROFILES = {
             "minibatch": "the paper's 128 of an 800-decision rollout is about 6 optimiser steps; 20 of about 80 "
             "decisions gives 4",
             "games": "time on 2 cores",
+            "rollout_old_logprobs": "notebook 14's runs began before the rollout kept its per-token "
+            "log-probabilities, and a run goes on with the settings it began with: they score the old ones in a "
+            "pass (the same numbers up to rounding)",
             "cot": "time: the main run writes the action without a chain of thought; the CoT run is the ablation",
         },
     ),

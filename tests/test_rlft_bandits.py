@@ -371,3 +371,25 @@ def test_the_passes_lever_cuts_a_minibatch_into_the_recipes_sorted_passes_with_t
     assert list(table["variant"]) == ["a pass per minibatch", "the recipe's passes"] and table["same_rollout"].all()
     assert table["loss"].iloc[1] == pytest.approx(table["loss"].iloc[0], abs=1e-5)
     assert table["grad_norm"].iloc[1] == pytest.approx(table["grad_norm"].iloc[0], rel=1e-4)
+
+
+@pytest.mark.slow
+def test_the_rollouts_own_log_probabilities_are_ppos_old_ones_with_the_same_loss_and_no_pass():
+    from paperlib.training.bench import RLFT_VARIANTS, bench_update
+
+    table = bench_update(recipe("smoke"), RLFT_VARIANTS["old"], log=lambda line: None)  # 2 minibatches an update
+    assert list(table["variant"]) == ["a pass for the old", "the rollout's"] and table["same_rollout"].all()
+    assert table["old_from_rollout"].tolist() == [False, True]
+    assert table["loss"].iloc[1] == pytest.approx(table["loss"].iloc[0], abs=1e-5)
+    assert table["grad_norm"].iloc[1] == pytest.approx(table["grad_norm"].iloc[0], rel=1e-4)
+
+
+def test_a_run_recorded_before_the_rollouts_old_log_probabilities_resumes_only_as_it_ran(tmp_path):
+    s = recipe("smoke")
+    assert s.rollout_old_logprobs
+    RunDir(tmp_path).claim({k: v for k, v in s.config().items() if k != "rollout_old_logprobs"})  # as recorded then
+    with pytest.raises(ValueError, match=r"holds another run \(its rollout_old_logprobs differ\)"):
+        RunDir(tmp_path).claim(s.config(), s.defaults())
+    assert type(s).of_run(tmp_path).rollout_old_logprobs is False  # what it ran with
+    RunDir(tmp_path).claim(replace(s, rollout_old_logprobs=False).config(), s.defaults())
+    assert RunDir(tmp_path).config()["rollout_old_logprobs"] is False

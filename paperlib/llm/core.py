@@ -31,7 +31,9 @@ over HTTP) and its hash, the completion text and token ids, and
 ``completion_logprob``: the log-probability, under the model at temperature 1, of the
 tokens the model produced (free: the completion; constrained: its own text and the
 chosen candidate's tokens; the forced prefix is not the model's choice), or NaN where
-the backend reports none. That is what a trainer needs to reuse a rollout.
+the backend reports none; ``completion_token_logprobs``: the same per token of
+``completion_ids`` (free decisions where the backend reports them, else None). That is what
+a trainer needs to reuse a rollout (RLFT's PPO takes them as its old log-probabilities).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ STEP_COLUMNS = (
     "raw_completion",
     "completion_ids",
     "completion_logprob",
+    "completion_token_logprobs",
     "candidate_logprobs",
     "forced",
     "finish_reason",
@@ -96,6 +99,7 @@ class Choice:
     finish_reason: str
     decision_mode: str
     candidate_logprobs: list[float] | None = None
+    completion_token_logprobs: list[float] | None = None  # free: per token of completion_ids
     forced: bool = False  # constrained: whether the answer prefix had to be appended
     extra: dict = field(default_factory=dict)
 
@@ -237,6 +241,7 @@ class DecisionCore:
             completion.prompt_tokens,
             completion.finish_reason,
             "free",
+            completion_token_logprobs=None if completion.logprobs is None else list(completion.logprobs),
         )
 
     def _constrained(self, requests, prompts, hashes, written, streams) -> list[Choice]:

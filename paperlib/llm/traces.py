@@ -2,9 +2,9 @@
 
 An N-seat episode becomes N :class:`Trace` objects that share the episode's id and seed,
 each with its own turns (prompt and completion token ids, the completion's
-log-probability under the policy that generated it) and the episode's reward and
-components (the reward is per episode in both papers, so every seat of an episode
-carries the same one unless the caller passes per-seat rewards). A bandit run or a
+log-probability under the policy that generated it, and per token where the rows record
+it) and the episode's reward and components (the reward is per episode in both papers, so
+every seat of an episode carries the same one unless the caller passes per-seat rewards). A bandit run or a
 tic-tac-toe game is the one-seat case.
 
 The step rows are any game's, in the shared columns (``paperlib.llm.core.STEP_COLUMNS``
@@ -38,6 +38,8 @@ class Trace:
     reward: float
     components: dict[str, float] = field(default_factory=dict)
     turns: list[int] = field(default_factory=list)
+    # per turn, each completion token's log-probability when sampled (None where not recorded)
+    completion_token_logprobs: list[list[float] | None] = field(default_factory=list)
 
     def packed(self) -> tuple[list[int], list[int], list[int]]:
         """(prompt ids, completion ids, env mask): the first turn's prompt as the prompt; as
@@ -92,6 +94,10 @@ def seat_traces(
                 float(row[reward]),
                 {name: float(row[name]) for name in components},
                 [int(t) for t in rows["turn"]],
+                [
+                    None if lps is None else [float(x) for x in lps]
+                    for lps in rows.get("completion_token_logprobs", [None] * len(rows))
+                ],
             )
         )
     return traces

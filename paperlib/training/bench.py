@@ -33,12 +33,14 @@ runs on the machine (the load average is printed), so no test times them.
 
 RLFT (:func:`bench_update`), on the bandits or tic-tac-toe. One real update of
 :func:`paperlib.training.rlft.loop.train` per variant (:data:`RLFT_VARIANTS`: float32
-against bfloat16, every row fed whole against the shared prefix, or one pass per minibatch
-against the recipe's passes of ``micro_batch`` sorted decisions), from the same settings
-and seed, hence the same rollout and (up to rounding) the same loss: the rollout, the
-advantages (for tic-tac-toe, the value head's pass over every move), the reference model's
-log-probabilities (the adapter disabled), the loss's forward and backward passes, and the
-rest of the update (optimiser, checkpoint, logging).
+against bfloat16, every row fed whole against the shared prefix, one pass per minibatch
+against the recipe's passes of ``micro_batch`` sorted decisions, or PPO's old
+log-probabilities from a pass without gradients against the rollout's own), from the same
+settings and seed, hence the same rollout and (up to rounding) the same loss: the rollout,
+the advantages (for tic-tac-toe, the value head's pass over every move), the reference
+model's log-probabilities (the adapter disabled) and the old ones where a pass gives them,
+the loss's forward and backward passes, and the rest of the update (optimiser, checkpoint,
+logging).
 """
 
 from __future__ import annotations
@@ -163,6 +165,12 @@ RLFT_VARIANTS = {
         "a pass per minibatch": lambda s: {"micro_batch": s.minibatch, "precision": "float32"},
         "the recipe's passes": lambda s: {"precision": "float32"},
     },
+    # PPO's old log-probabilities of the decisions after the first minibatch: a pass without
+    # gradients, or the rollout's own (recorded per token as it sampled): the same numbers
+    "old": {
+        "a pass for the old": {"rollout_old_logprobs": False, "precision": "float32"},
+        "the rollout's": {"rollout_old_logprobs": True, "precision": "float32"},
+    },
 }
 RLFT_PHASES = ("rollout", "advantages", "reference", "forward_backward", "rest")
 PEAK_PHASES = ("rollout", "reference", "forward_backward")  # the phases whose peak memory an update logs
@@ -195,6 +203,7 @@ def bench_update(settings, variants: dict = PRECISION, log=print) -> pd.DataFram
                 "grad_norm": logged["grad_norm"],
                 "decisions": logged["decisions"],
                 "completion_tokens": logged["completion_tokens"],
+                "old_from_rollout": bool(logged.get("old_from_rollout", False)),
                 "peak_rss_gb": logged["peak_rss_gb"],
                 **{f"{k}_peak_gb": logged.get(f"{k}_peak_gb", math.nan) for k in PEAK_PHASES},
                 "rollout_hash": played,

@@ -152,10 +152,11 @@ class TrainerSettings:
 
     @classmethod
     def of_run(cls, out):
-        """The settings a run directory was trained with."""
+        """The settings a run directory was trained with (a setting added since it was recorded: what
+        runs before it ran with, :meth:`defaults`)."""
         from paperlib.training.checkpoints import RunDir
 
-        config = RunDir(out).config()
+        config = {**cls.defaults(), **RunDir(out).config()}
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
 
     @classmethod
