@@ -36,6 +36,16 @@ def test_free_mode_parses_each_completion_and_records_the_step_columns():
     assert kind == "generate" and prompts == ["u10>", "u11>"]
     assert options["stop"] == ["\n"] and options["max_new_tokens"] == 7 and options["logprobs"] is True
     assert "streams" not in options
+    assert a.completion_token_logprobs is None  # kept only where a trainer asks
+
+
+def test_a_trainers_core_keeps_each_completion_tokens_log_probability():
+    core = DecisionCore(ScriptedBackend(["A=blue"]), FORMAT, mode="free", temperature=1.0, token_logprobs=True)
+    core.reset([10])
+    (a,) = core.decide(requests(10))
+    assert a.completion_token_logprobs == [-0.5] * len(a.completion_ids)
+    assert sum(a.completion_token_logprobs) == pytest.approx(a.completion_logprob)
+    assert "completion_token_logprobs" in a.columns()
 
 
 def test_free_call_seeds_follow_the_call_number_and_the_episode_seeds():

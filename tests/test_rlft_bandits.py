@@ -299,7 +299,8 @@ def test_minibatches_cut_a_seeded_order_or_keep_the_rollout_whole():
 def test_a_second_minibatch_of_the_same_rollout_clips(tmp_path, monkeypatch):
     # six decisions in minibatches of three: two optimiser steps; a large step makes the second
     # minibatch's ratio leave PPO's clip range (with one step per rollout the ratio is exactly 1).
-    # The pass before the first step scores only the decisions the first step does not hold.
+    # The second step's old log-probabilities are the rollout's; without them, a pass before the
+    # first step scores only the decisions the first step does not hold.
     scored, score = [], loop.Trainer._scored_once
 
     def counted(self, prompts, completions, rows, adapter):
@@ -310,9 +311,14 @@ def test_a_second_minibatch_of_the_same_rollout_clips(tmp_path, monkeypatch):
     settings = recipe("smoke", learning_rate=0.05, updates=1)
     log = train(settings, tmp_path / "two", progress=False)
     assert log["optimizer_steps"].item() == 2 and log["clip_fraction"].item() > 0
+    assert log["old_from_rollout"].item() == (log["precision"].item() == "float32")
     # the first step's own pass gives the rollout's log-probabilities, to the precision's noise
     assert log["rollout_logprob_gap"].item() <= LOGPROB_GAP_TOLERANCE[log["precision"].item()]
-    assert (log["decisions"].item() - settings.minibatch, True) in scored
+    assert [adapter for _, adapter in scored] == [False] + [True] * (not log["old_from_rollout"].item())
+    scored.clear()
+    passed = train(replace(settings, rollout_old_logprobs=False), tmp_path / "pass", progress=False)
+    assert (passed["decisions"].item() - settings.minibatch, True) in scored and not passed["old_from_rollout"].item()
+    assert passed["clip_fraction"].item() == pytest.approx(log["clip_fraction"].item())
     scored.clear()
     whole = train(replace(settings, minibatch=0), tmp_path / "one", progress=False)
     assert whole["optimizer_steps"].item() == 1 and whole["clip_fraction"].item() == 0

@@ -140,6 +140,7 @@ class LLMAgent:
         reuse_kv: bool = True,
         seed: int = 0,
         exploration: Exploration = Exploration(),
+        token_logprobs: bool = False,
     ):
         _check_style(style)
         check_settings(decision, backend, temperature, max_new_tokens)
@@ -150,6 +151,7 @@ class LLMAgent:
         self.cot = style != "no_cot"
         self.exploration = exploration
         self.reuse_kv = reuse_kv  # False: recompute every prompt (the baseline of ``paperlib bench bandit``)
+        self.token_logprobs = token_logprobs  # the step rows keep each completion token's (a trainer's rollout)
         self._run = 0
         self._keys: list | None = None
 
@@ -174,6 +176,7 @@ class LLMAgent:
             temperature=self.temperature,
             max_new_tokens=self.max_new_tokens,
             seed=self.seed,
+            token_logprobs=self.token_logprobs,
         )
         self.core.reset(self.seeds)
         self._run += 1

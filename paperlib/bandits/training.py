@@ -121,6 +121,7 @@ class BanditSettings(RLFTSettings):
             temperature=self.temperature,
             max_new_tokens=self.max_new_tokens,
             seed=self.sampling_seed(update),
+            token_logprobs=True,  # PPO's old log-probabilities (rollout_old_logprobs)
         )
         return run_bandit(agent, self.spec, len(seeds), seeds=seeds, labels={"update": update, "bonus": self.bonus})
 

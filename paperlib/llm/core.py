@@ -32,8 +32,9 @@ over HTTP) and its hash, the completion text and token ids, and
 tokens the model produced (free: the completion; constrained: its own text and the
 chosen candidate's tokens; the forced prefix is not the model's choice), or NaN where
 the backend reports none; ``completion_token_logprobs``: the same per token of
-``completion_ids`` (free decisions where the backend reports them, else None). That is what
-a trainer needs to reuse a rollout (RLFT's PPO takes them as its old log-probabilities).
+``completion_ids``, for a core asked to keep them (``token_logprobs``: a trainer's rollout)
+and a free decision whose backend reports them, else None. That is what a trainer needs to
+reuse a rollout (RLFT's PPO takes them as its old log-probabilities).
 """
 
 from __future__ import annotations
@@ -164,10 +165,12 @@ class DecisionCore:
         temperature: float = 1.0,
         max_new_tokens: int = 32,
         seed: int = 0,
+        token_logprobs: bool = False,
     ):
         check_settings(mode, backend, temperature, max_new_tokens)
         self.backend, self.format, self.mode = backend, action_format, mode
         self.temperature, self.max_new_tokens, self.seed = temperature, max_new_tokens, seed
+        self.token_logprobs = token_logprobs  # keep each completion token's log-probability (a trainer's rollout)
         self.capabilities = backend.capabilities
         self.tools = list(action_format.tools) if action_format.tools and backend.supports_tools else None
         self.reset([])
@@ -241,7 +244,9 @@ class DecisionCore:
             completion.prompt_tokens,
             completion.finish_reason,
             "free",
-            completion_token_logprobs=None if completion.logprobs is None else list(completion.logprobs),
+            completion_token_logprobs=(
+                list(completion.logprobs) if self.token_logprobs and completion.logprobs is not None else None
+            ),
         )
 
     def _constrained(self, requests, prompts, hashes, written, streams) -> list[Choice]:

@@ -42,6 +42,7 @@ class LLMAgent:
         temperature: float = 0.0,
         max_new_tokens: int | None = None,
         seed: int = 0,
+        token_logprobs: bool = False,  # the step rows keep each completion token's (a trainer's rollout)
     ):
         check_settings(decision, backend, temperature, max_new_tokens)
         self.backend, self.model, self.cot, self.decision = backend, backend.model, cot, decision
@@ -60,6 +61,7 @@ class LLMAgent:
             temperature=temperature,
             max_new_tokens=self.max_new_tokens,
             seed=seed,
+            token_logprobs=token_logprobs,
         )
 
     def reset(self, seeds: Sequence[int]) -> None:

@@ -98,6 +98,7 @@ class TicTacToeSettings(RLFTSettings):
             temperature=self.temperature,
             max_new_tokens=self.max_new_tokens,
             seed=self.sampling_seed(update),
+            token_logprobs=True,  # PPO's old log-probabilities (rollout_old_logprobs)
         )
         return run_games(
             agent,

@@ -17,8 +17,9 @@ trainer's fields to :class:`~paperlib.training.settings.TrainerSettings`)::
         them ``share`` gives this process (``share(items)``: all of them with one process;
         numbered from 0 in the block), played with
         ``backend`` (the trainer's own model) by the game's LLM agent at the training
-        temperature with :meth:`RLFTSettings.sampling_seed`; step rows in the decision core's
-        columns (prompt, completion ids and log-probability, ...) with ``episode``, ``seed``,
+        temperature with :meth:`RLFTSettings.sampling_seed`, keeping each completion token's
+        log-probability (the agent's ``token_logprobs``); step rows in the decision core's
+        columns (prompt, completion ids and log-probabilities, ...) with ``episode``, ``seed``,
         ``seat`` and ``turn``.
     advantages(steps, values) -> (advantages, targets, columns)
         for ``steps`` in (episode, turn) order, with the value head's V of each row (None
