@@ -8,8 +8,10 @@ import pytest
 from scripted_backend import ScriptedBackend
 from test_grpo import FakeTrainer
 
+from paperlib import profiles
 from paperlib.philosophers.reward import invalid_penalty
 from paperlib.philosophers.training import REWARDS, TableSettings, add_outcomes, recipe, signal_share
+from paperlib.reports import n05_interventions as n05
 from paperlib.training.checkpoints import RunDir
 from paperlib.training.grpo import Rollout
 
@@ -171,7 +173,6 @@ def _signal(runs=("recipe", "shaped", "curriculum", "penalty"), share=0.5):
 
 def test_the_claims_are_our_own_paired_and_the_verdicts_follow_them():
     from paperlib.claims import OURS, OURS_VALUE, addressed
-    from paperlib.reports import n05_interventions as n05
 
     episodes = _episodes()
     claims = n05.claims_rows(episodes, _signal(), "05_interventions.parquet", "smoke", "tiny-lm", [5])
@@ -192,7 +193,6 @@ def test_the_claims_are_our_own_paired_and_the_verdicts_follow_them():
 
 
 def test_a_run_without_signal_cannot_test_its_prescription():
-    from paperlib.reports import n05_interventions as n05
 
     signal = pd.concat([_signal(("recipe", "curriculum", "penalty")), _signal(("shaped",), share=0.0)])
     claims = n05.claims_rows(_episodes(), signal, "05_interventions.parquet", "smoke", "tiny-lm", [5])
@@ -203,7 +203,6 @@ def test_a_run_without_signal_cannot_test_its_prescription():
 
 
 def test_the_gap_is_measured_to_the_scripted_policy_that_eats_most():
-    from paperlib.reports import n05_interventions as n05
 
     summary = n05.summary_table(_episodes())
     gap = n05.gap_table(summary).set_index(["run", "selection"])
@@ -217,7 +216,6 @@ def test_the_gap_is_measured_to_the_scripted_policy_that_eats_most():
 
 def test_notebook_99_collects_our_own_claims_beside_the_papers(tmp_path):
     from paperlib.claims import OURS, collect_claims, reported_numbers, write_claims
-    from paperlib.reports import n05_interventions as n05
 
     claims = n05.claims_rows(_episodes(), _signal(), "05_interventions.parquet", "smoke", "tiny-lm", [5])
     write_claims(claims, tmp_path)
@@ -231,7 +229,6 @@ def test_notebook_99_collects_our_own_claims_beside_the_papers(tmp_path):
 
 
 def test_on_paper_the_frontier_models_stand_beside_the_closest_adapter():
-    from paperlib.reports import n05_interventions as n05
 
     gap = n05.gap_table(n05.summary_table(_episodes()))
     coordination = pd.DataFrame(
@@ -257,7 +254,6 @@ def test_on_paper_the_frontier_models_stand_beside_the_closest_adapter():
 
 
 def test_where_nobody_can_eat_there_is_no_gap_to_close():
-    from paperlib.reports import n05_interventions as n05
 
     summary = n05.summary_table(_episodes().assign(meals_total=0))  # e.g. smoke's two rounds: no meal possible
     gap = n05.gap_table(summary)
@@ -280,3 +276,16 @@ def test_every_profile_reads_only_rows_notebook_04_plays():
         check_reuse(replace(PROFILES["cpu"], intervention_eval_ns=(5, 20)))
     with pytest.raises(ValueError, match="at most grpo_eval_episodes"):
         check_reuse(replace(PROFILES["cpu"], intervention_eval_episodes=31))
+
+
+@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
+def test_every_setting_notebook_05_changes_in_its_runs_says_why(profile):
+    from paperlib.training.settings import settings_table
+
+    chosen = profiles.get_profile(profile)
+    for run, changes in chosen.intervention_runs.items():
+        s = recipe(profile, val_episodes=chosen.intervention_val_episodes, measure_kl=n05.MEASURE_KL, **changes)
+        table = settings_table(s, n05.settings_reasons(chosen, run)).set_index("setting")
+        assert not table["source"].str.contains("no reason given").any(), table[table["source"].str.contains("no")]
+        for name in {*changes, "measure_kl"}:
+            assert table.loc[name, "source"].startswith("notebook: "), (run, name)

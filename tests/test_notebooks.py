@@ -383,6 +383,8 @@ def test_05_interventions(grpo_notebooks, capsys):
     ]
     assert log.loc[log["run"] == "curriculum"].sort_values("step")["n"].tolist() == [2, 3]  # smoke's 2 -> 3
     assert log.loc[log["run"] != "recipe", "signal_share"].between(0, 1).all()
+    prescribed = log[log["run"] != "recipe"]  # no KL pass where the notebook reads none (n05.MEASURE_KL)
+    assert (prescribed["kl_seconds"] == 0).all() and prescribed["kl"].isna().all()
     episodes = pd.read_parquet(data / "05_interventions.parquet")
     assert set(episodes["run"]) == {"base", "recipe", "shaped", "curriculum", "penalty", "scripted"}
     assert all(seeds == [0, 1, 2] for seeds in episodes.groupby(["run", "selection", "n"])["seed"].apply(sorted))

@@ -167,12 +167,13 @@ class TrainerSettings:
         return cls(**{"profile": profile, **chosen}).check()
 
 
-def settings_table(settings: TrainerSettings) -> pd.DataFrame:
+def settings_table(settings: TrainerSettings, notebook: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Every field of ``settings`` with its value, the default's (the paper's recipe, or ours where
     the paper gives none) and where the value comes from, then its derived choices: a notebook's
-    settings table. A value the run's profile changed from the default says so, with the
-    profile's reason (``Profile.recipe_reasons``) and the default's own source; the seed and the
-    profile say "run"."""
+    settings table. A value changed from the default says so, with its reason and the default's
+    own source: the notebook's (``notebook``: setting -> reason, for what the notebook itself
+    sets), else the run's profile's (``Profile.recipe_reasons``); the seed and the profile say
+    "run"."""
     from paperlib.profiles import PROFILES
 
     sources = settings.sources()
@@ -182,7 +183,9 @@ def settings_table(settings: TrainerSettings) -> pd.DataFrame:
     for f in fields(settings):
         value, default = getattr(settings, f.name), getattr(defaults, f.name)
         source = sources.get(f.name, "run")
-        if f.name not in ("seed", "profile") and value != default:
+        if f.name in (notebook or {}) and value != default:
+            source = f"notebook: {notebook[f.name]} (default: {source})"
+        elif f.name not in ("seed", "profile") and value != default:
             source = f"{settings.profile} profile: {reasons.get(f.name, 'no reason given')} (default: {source})"
         rows.append({"setting": f.name, "value": str(value), "default": str(default), "source": source})
     rows += [
