@@ -86,21 +86,23 @@ UPDATE_PHASES = {
 
 
 def update_cost(updates: pd.DataFrame) -> str:
-    """An RLFT run's seconds per update on average and where they went, its decisions per update,
-    and its peak memory with each phase's (where the log has them)."""
+    """An RLFT run's seconds per update and where they went (medians, and the range: an update that
+    ran beside other work, or while its process was stopped, logs its wall-clock seconds), its
+    decisions per update, and its peak memory with each phase's (where the log has them)."""
     decisions = updates["decisions"]
     per_update = (
         f"{int(decisions.iloc[0])} decisions per update"
         if decisions.nunique() == 1
         else f"{decisions.mean():.0f} decisions per update on average"
     )
-    went = ", ".join(f"{updates[f'{k}_seconds'].mean():.0f} {words}" for k, words in UPDATE_PHASES.items())
+    went = ", ".join(f"{updates[f'{k}_seconds'].median():.0f} {words}" for k, words in UPDATE_PHASES.items())
     peaks = ", ".join(
         f"{updates[f'{k}_peak_gb'].max():.1f} {words}"
         for k, words in UPDATE_PHASES.items()
         if updates.get(f"{k}_peak_gb", pd.Series(dtype=float)).notna().any()
     )
     return (
-        f"seconds per update {updates['seconds'].mean():.0f} on average ({went}); {per_update}; peak memory "
+        f"seconds per update {updates['seconds'].median():.0f} (median, {updates['seconds'].min():,.0f}-"
+        f"{updates['seconds'].max():,.0f} over {len(updates)} updates; medians: {went}); {per_update}; peak memory "
         f"{updates['peak_rss_gb'].max():.1f} GB" + (f" (each phase's peak, GB: {peaks})" if peaks else "")
     )
