@@ -32,6 +32,13 @@ def test_one_trace_per_seat_with_its_turns_in_order_and_the_episode_reward():
     assert second.prompt_ids == [[113, 49], [113, 50]] and second.completion_ids == [[8, 8], [9]]
     assert first.completion_logprobs == [-0.3, -0.5] and first.turns == [1, 2]
     assert first.reward == second.reward == 0.75 and first.components == {"r_nd": 1.0}
+    assert first.completion_token_logprobs == [None, None]  # rows that do not record them
+
+
+def test_the_per_token_log_probabilities_follow_their_turns_where_recorded():
+    recorded = STEPS.assign(completion_token_logprobs=[[-0.9], None, [-0.3], float("nan")])  # NaN: a concat's gap
+    first, second = seat_traces(recorded, EPISODES, encode)
+    assert first.completion_token_logprobs == [[-0.3], None] and second.completion_token_logprobs == [None, [-0.9]]
 
 
 def test_packed_masks_the_later_prompts():

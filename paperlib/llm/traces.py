@@ -95,7 +95,9 @@ def seat_traces(
                 {name: float(row[name]) for name in components},
                 [int(t) for t in rows["turn"]],
                 [
-                    None if lps is None else [float(x) for x in lps]
+                    None
+                    if lps is None or isinstance(lps, float)
+                    else [float(x) for x in lps]  # None, or NaN from a concat
                     for lps in rows.get("completion_token_logprobs", [None] * len(rows))
                 ],
             )
