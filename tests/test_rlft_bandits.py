@@ -311,18 +311,20 @@ def test_a_second_minibatch_of_the_same_rollout_clips(tmp_path, monkeypatch):
     settings = recipe("smoke", learning_rate=0.05, updates=1)
     log = train(settings, tmp_path / "two", progress=False)
     assert log["optimizer_steps"].item() == 2 and log["clip_fraction"].item() > 0
-    assert log["old_from_rollout"].item() == (log["precision"].item() == "float32")
+    assert log["old_logprobs_from"].item() == ("the rollout" if log["precision"].item() == "float32" else "a pass")
     # the first step's own pass gives the rollout's log-probabilities, to the precision's noise
     assert log["rollout_logprob_gap"].item() <= LOGPROB_GAP_TOLERANCE[log["precision"].item()]
-    assert [adapter for _, adapter in scored] == [False] + [True] * (not log["old_from_rollout"].item())
+    assert [adapter for _, adapter in scored] == [False] + [True] * (log["old_logprobs_from"].item() == "a pass")
     scored.clear()
     passed = train(replace(settings, rollout_old_logprobs=False), tmp_path / "pass", progress=False)
-    assert (passed["decisions"].item() - settings.minibatch, True) in scored and not passed["old_from_rollout"].item()
+    assert (passed["decisions"].item() - settings.minibatch, True) in scored
+    assert passed["old_logprobs_from"].item() == "a pass"
     assert passed["clip_fraction"].item() == pytest.approx(log["clip_fraction"].item())
     scored.clear()
     whole = train(replace(settings, minibatch=0), tmp_path / "one", progress=False)
     assert whole["optimizer_steps"].item() == 1 and whole["clip_fraction"].item() == 0
-    assert (0, True) in scored  # one step takes every decision: nothing to score before it
+    # one step takes every decision: nothing to score before it
+    assert whole["old_logprobs_from"].item() == "none needed" and [adapter for _, adapter in scored] == [False]
 
 
 @pytest.mark.slow
@@ -384,8 +386,8 @@ def test_the_rollouts_own_log_probabilities_are_ppos_old_ones_with_the_same_loss
     from paperlib.training.bench import RLFT_VARIANTS, bench_update
 
     table = bench_update(recipe("smoke"), RLFT_VARIANTS["old"], log=lambda line: None)  # 2 minibatches an update
-    assert list(table["variant"]) == ["a pass for the old", "the rollout's"] and table["same_rollout"].all()
-    assert table["old_from_rollout"].tolist() == [False, True]
+    assert list(table["variant"]) == ["not the rollout's", "the rollout's"] and table["same_rollout"].all()
+    assert table["old_logprobs_from"].tolist() == ["a pass", "the rollout"]
     assert table["loss"].iloc[1] == pytest.approx(table["loss"].iloc[0], abs=1e-5)
     assert table["grad_norm"].iloc[1] == pytest.approx(table["grad_norm"].iloc[0], rel=1e-4)
 

@@ -346,3 +346,23 @@ def test_the_returns_sentence_gives_each_cell_and_says_when_the_base_model_playe
     assert "LoRA" in caveat
     valid = returns_table(pd.DataFrame(rows).assign(invalid_moves=0), within=("run", "cell"))
     assert "played as a random legal move" not in returns_sentence(valid, reported, {"no CoT": s})
+
+
+@pytest.mark.slow
+def test_the_old_log_probabilities_come_from_the_value_heads_pass_where_not_from_the_rollout(monkeypatch):
+    from paperlib.training.bench import RLFT_VARIANTS, bench_update
+
+    adapter_passes = []
+    score = loop.Trainer._scored_once
+
+    def counted(self, prompts, completions, rows, adapter):
+        adapter_passes.append(adapter)
+        return score(self, prompts, completions, rows, adapter)
+
+    monkeypatch.setattr(loop.Trainer, "_scored_once", counted)
+    table = bench_update(recipe("smoke"), RLFT_VARIANTS["old"], log=lambda line: None)
+    # the value head scores every move under the adapter that played it: no pass of its own
+    assert table["old_logprobs_from"].tolist() == ["the value head's pass", "the rollout"] and not any(adapter_passes)
+    assert table["same_rollout"].all()
+    assert table["loss"].iloc[1] == pytest.approx(table["loss"].iloc[0], abs=1e-5)
+    assert table["grad_norm"].iloc[1] == pytest.approx(table["grad_norm"].iloc[0], rel=1e-4)

@@ -165,10 +165,11 @@ RLFT_VARIANTS = {
         "a pass per minibatch": lambda s: {"micro_batch": s.minibatch, "precision": "float32"},
         "the recipe's passes": lambda s: {"precision": "float32"},
     },
-    # PPO's old log-probabilities of the decisions after the first minibatch: a pass without
-    # gradients, or the rollout's own (recorded per token as it sampled): the same numbers
+    # PPO's old log-probabilities of the decisions after the first minibatch: the rollout's own
+    # (recorded per token as it sampled) against a pass without gradients, or, in a game with a
+    # value head, that head's pass (which scores every decision anyway): the same numbers
     "old": {
-        "a pass for the old": {"rollout_old_logprobs": False, "precision": "float32"},
+        "not the rollout's": {"rollout_old_logprobs": False, "precision": "float32"},
         "the rollout's": {"rollout_old_logprobs": True, "precision": "float32"},
     },
 }
@@ -203,15 +204,14 @@ def bench_update(settings, variants: dict = PRECISION, log=print) -> pd.DataFram
                 "grad_norm": logged["grad_norm"],
                 "decisions": logged["decisions"],
                 "completion_tokens": logged["completion_tokens"],
-                "old_from_rollout": bool(logged.get("old_from_rollout", False)),
+                "old_logprobs_from": logged.get("old_logprobs_from", "a pass"),
                 "peak_rss_gb": logged["peak_rss_gb"],
                 **{f"{k}_peak_gb": logged.get(f"{k}_peak_gb", math.nan) for k in PEAK_PHASES},
                 "rollout_hash": played,
             }
         )
-        log(
-            f"{name}: " + ", ".join(f"{k} {v:.4g}" for k, v in rows[-1].items() if k not in ("variant", "rollout_hash"))
-        )
+        shown = {k: v for k, v in rows[-1].items() if k not in ("variant", "rollout_hash")}
+        log(f"{name}: " + ", ".join(f"{k} {v}" if isinstance(v, str) else f"{k} {v:.4g}" for k, v in shown.items()))
     table = pd.DataFrame(rows)
     table["update"] = table[list(RLFT_PHASES)].sum(axis=1)
     table["speedup"] = table["update"].iloc[0] / table["update"]
@@ -233,7 +233,7 @@ def report_update(settings, table: pd.DataFrame) -> str:
             f"{r.loss:.6g} (difference {r.loss_difference:.2g}), grad norm {r.grad_norm:.6g} (relative "
             f"difference {r.grad_norm_relative_difference:.2g}), peak memory so far {r.peak_rss_gb:.1f} GB "
             f"(this update's: rollout {r.rollout_peak_gb:.1f}, reference {r.reference_peak_gb:.1f}, forward and "
-            f"backward {r.forward_backward_peak_gb:.1f}), "
+            f"backward {r.forward_backward_peak_gb:.1f}), old log-probabilities from {r.old_logprobs_from}, "
             f"{'the same rollout' if r.same_rollout else 'A DIFFERENT ROLLOUT'}"
         )
     return "\n".join(lines)

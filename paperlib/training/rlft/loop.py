@@ -44,11 +44,13 @@ Everything else is here, once:
    first minibatch's own forward pass gives its decisions' (detached, and shared with every
    process for the later epochs), and the other decisions' are the rollout's own, per token
    (``rollout_old_logprobs``, where the training passes and the rollout both run in float32:
-   the same numbers up to rounding), else a pass without gradients before the first step's;
-   so from the second minibatch on the ratio moves and the clip acts. The log
-   records how far the first minibatch's recomputed sequence log-probabilities are from the
-   rollout's (``rollout_logprob_gap``), a check that the update is on-policy, where the other
-   decisions' came from (``old_from_rollout``), and the clipped share (``clip_fraction``).
+   the same numbers up to rounding), else the value head's pass's (a game with a value head:
+   that pass scores every decision under the same adapter, in the training precision), else a
+   pass without gradients before the first step; so from the second minibatch on the ratio
+   moves and the clip acts. The log records how far the recomputed sequence log-probabilities
+   are from the rollout's (``rollout_logprob_gap``), a check that the update is on-policy,
+   where the other decisions' came from (``old_logprobs_from``), and the clipped share
+   (``clip_fraction``).
 4. The update's row of the training log, then its checkpoint (the adapter, the value head if
    any, the optimiser's state, ``trainer_state.json`` last): the run directory is GRPO's
    (:class:`~paperlib.training.checkpoints.RunDir`), and a killed run resumes from its last
@@ -155,7 +157,7 @@ SOURCES = {
     "kl_estimator": "ours: k3, per token, in the loss (trl's GRPO penalty)",
     "rollout_old_logprobs": "ours: PPO's old log-probabilities are the rollout's, per token, where the training "
     "passes run in the rollout's float32 (the same numbers up to rounding, rollout_logprob_gap), instead of a pass "
-    "without gradients (paperlib bench rlft --profile cpu --lever old, float32: a bandit update 261 -> 227 s, a "
+    "without gradients, or a value head's pass where the game has one (paperlib bench rlft --profile cpu --lever old, float32: a bandit update 261 -> 227 s, a "
     "tic-tac-toe update 280 -> 245 s, x1.15 each, the loss 2e-8 apart)",
 }
 
@@ -216,6 +218,7 @@ class Trainer:
         )
         self.backend = HFBackend(settings.model, lm=self.model, tokenizer=self.tokenizer, max_batch=settings.batch_size)
         self.peaks = PhasePeaks()  # where each update's memory peaks (its log's *_peak_gb)
+        self.value_pass_logprobs: dict | None = None  # the value head's pass's, until the update takes them
 
     def adapter_hash(self) -> str:
         from peft import get_peft_model_state_dict
@@ -257,13 +260,17 @@ class Trainer:
 
     def values(self, traces) -> np.ndarray:
         """The value head's V(s) of each decision of ``traces`` (its prompt's last hidden state),
-        without gradients; 0 for a decision with no completion (it is not trained either)."""
+        without gradients; 0 for a decision with no completion (it is not trained either). The
+        same pass gives each decision's per-token log-probabilities under the adapter that played
+        them, in the training passes' precision: kept for the update (:attr:`value_pass_logprobs`),
+        whose old log-probabilities they are."""
         import torch
 
         from paperlib.training.rlft import objective
 
         prompts, completions, _, _ = decisions(traces)
         values = np.zeros(len(prompts))
+        scored_rows = []
         self.model.eval()
         with torch.no_grad():
             batches = self._batches_of([i for i, ids in enumerate(completions) if len(ids)], prompts, completions)
@@ -272,6 +279,8 @@ class Trainer:
                 with self.autocast():
                     scored = objective.completion_logprobs(self.model, **tensors, states=True)
                 values[batch] = self.value_head(scored.states).float().cpu().numpy()
+                scored_rows += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, scored.logprobs)]
+        self.value_pass_logprobs = {i: row.to(self.device) for i, row in self.processes.gather(scored_rows)}
         return self.processes.sum_array(values)
 
     def _scored_once(self, prompts, completions, rows: list[int], adapter: bool) -> dict:
@@ -327,18 +336,25 @@ class Trainer:
         started = time.perf_counter()
         first = set(steps[0][0])  # the first step's decisions: its own forward pass scores them before it steps
         later = [i for i in rows if i not in first]
-        from_rollout = (
-            bool(later)
-            and s.rollout_old_logprobs
+        value_pass, self.value_pass_logprobs = self.value_pass_logprobs or {}, None
+        if not later:
+            source = "none needed"
+        elif (
+            s.rollout_old_logprobs
             and self.float32_throughout
             and all(recorded_tokens[i] is not None and len(recorded_tokens[i]) == len(completions[i]) for i in later)
-        )
+        ):
+            source = "the rollout"
+        else:
+            source = "the value head's pass" if all(i in value_pass for i in later) else "a pass"
         with self.peaks.phase("reference"):
             references = self._scored_once(prompts, completions, rows, adapter=False) if s.beta else None
-            if from_rollout:
+            if source == "the rollout":
                 old = {i: torch.tensor(recorded_tokens[i], dtype=torch.float32, device=self.device) for i in later}
+            elif source == "the value head's pass":
+                old = {i: value_pass[i] for i in later}
             else:
-                old = self._scored_once(prompts, completions, later, adapter=True)
+                old = self._scored_once(prompts, completions, later, adapter=True) if later else {}
         seconds["reference"] += time.perf_counter() - started
         gaps, grad_norms = [], []
 
@@ -367,7 +383,7 @@ class Trainer:
                             first_scored += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, before)]
                         else:
                             before = padded(old, batch, scored.logprobs)
-                        if epoch == 0 and (is_first or not from_rollout):  # the log-probabilities a pass gave
+                        if epoch == 0 and (is_first or source != "the rollout"):  # the log-probabilities a pass gave
                             sums = torch.stack(
                                 [row[: len(completions[i])].sum().cpu() for i, row in zip(batch, before)]
                             )
@@ -414,7 +430,7 @@ class Trainer:
             "decisions": len(rows),
             "completion_tokens": tokens,
             "rollout_logprob_gap": float(gap.max()) if len(gap) else math.nan,
-            "old_from_rollout": bool(from_rollout),
+            "old_logprobs_from": source,
             **{f"{name}_seconds": value for name, value in seconds.items()},
         }
 
