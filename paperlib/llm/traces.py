@@ -4,8 +4,8 @@ An N-seat episode becomes N :class:`Trace` objects that share the episode's id a
 each with its own turns (prompt and completion token ids, the completion's
 log-probability under the policy that generated it, and per token where the rows record
 it) and the episode's reward and components (the reward is per episode in both papers, so
-every seat of an episode carries the same one unless the caller passes per-seat rewards). A bandit run or a
-tic-tac-toe game is the one-seat case.
+every seat of an episode carries the same one unless the caller passes per-seat rewards). A
+bandit run or a tic-tac-toe game is the one-seat case.
 
 The step rows are any game's, in the shared columns (``paperlib.llm.core.STEP_COLUMNS``
 plus ``episode``, ``seed``, ``seat``, ``turn``). The prompt's token ids come from the
