@@ -174,6 +174,11 @@ def decisions(traces) -> tuple[list[list[int]], list[list[int]], list[float], li
     )
 
 
+def per_decision(batch: list[int], logprobs, completions) -> list[tuple[int, object]]:
+    """Each decision of ``batch`` with its row of ``logprobs`` cut to its completion, on the CPU."""
+    return [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, logprobs)]
+
+
 def minibatches(rows: list[int], size: int, seed) -> list[list[int]]:
     """One PPO epoch's optimiser steps: ``rows`` in an order drawn from ``seed`` (the run seed, the
     update and the epoch), cut into minibatches of ``size`` decisions; all of them in their own
@@ -279,8 +284,8 @@ class Trainer:
                 with self.autocast():
                     scored = objective.completion_logprobs(self.model, **tensors, states=True)
                 values[batch] = self.value_head(scored.states).float().cpu().numpy()
-                scored_rows += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, scored.logprobs)]
-        self.value_pass_logprobs = {i: row.to(self.device) for i, row in self.processes.gather(scored_rows)}
+                scored_rows += per_decision(batch, scored.logprobs, completions)
+        self.value_pass_logprobs = self._on_every_process(scored_rows)
         return self.processes.sum_array(values)
 
     def _scored_once(self, prompts, completions, rows: list[int], adapter: bool) -> dict:
@@ -300,7 +305,11 @@ class Trainer:
                     logprobs = objective.completion_logprobs(self.model, **tensors).logprobs
                 else:
                     logprobs = objective.reference_logprobs(self.model, **tensors)
-                scored += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, logprobs)]
+                scored += per_decision(batch, logprobs, completions)
+        return self._on_every_process(scored)
+
+    def _on_every_process(self, scored: list[tuple[int, object]]) -> dict:
+        """The per-decision rows every process scored (:func:`per_decision`), on this device."""
         return {i: row.to(self.device) for i, row in self.processes.gather(scored)}
 
     def _batches_of(self, rows: list[int], prompts, completions) -> list[list[int]]:
@@ -380,7 +389,7 @@ class Trainer:
                             )
                         if is_first:
                             before = scored.logprobs.detach()
-                            first_scored += [(i, row[: len(completions[i])].cpu()) for i, row in zip(batch, before)]
+                            first_scored += per_decision(batch, before, completions)
                         else:
                             before = padded(old, batch, scored.logprobs)
                         if epoch == 0 and (is_first or source != "the rollout"):  # the log-probabilities a pass gave
@@ -415,7 +424,7 @@ class Trainer:
                                 weight = len(minibatch) / len(rows) if name == "value_loss" else share / tokens
                                 stats[name] = stats.get(name, 0.0) + value * weight
                     if is_first:  # a later epoch may give these decisions to another process
-                        old.update({i: row.to(self.device) for i, row in self.processes.gather(first_scored)})
+                        old.update(self._on_every_process(first_scored))
                     params = [p for group in self.optimizer.param_groups for p in group["params"]]
                     self.processes.sum_gradients(params)
                     grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, s.max_grad_norm)))
