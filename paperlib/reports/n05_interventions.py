@@ -47,8 +47,8 @@ SCRIPTED = "scripted"  # run of the scripted policies' rows (their selection: th
 SCRIPTED_POLICIES = ("waiter", "resource_hierarchy")  # the scripted policies that eat
 METRICS = {"meals_total": "meals per episode", "deadlock": "deadlock rate"}
 OUTCOMES = ("closes the gap", "no change", "worse", "inconclusive", "cannot test")
-EVERY_RUN = "every run"
-OWN_CLAIM = "our own claim, no paper number"  # what every claims row's note says first  # a contrast side that pools the runs, paired by run and evaluation seed
+EVERY_RUN = "every run"  # a contrast side that pools the runs, paired by run and evaluation seed
+OWN_CLAIM = "our own claim, no paper number"  # what every claims row's note says first
 
 LEARNING_SIGNAL = Gate(
     "learning signal",
