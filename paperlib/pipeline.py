@@ -80,8 +80,9 @@ FROM_DATA_SECONDS = 6  # measured: 3-4 s of papermill per notebook, and the kern
 # the notebooks that train: ESTIMATES assume a CPU that multiplies bfloat16 natively; elsewhere they
 # train in float32, measured at two to three times the time (README: on an AVX2-only CPU a cpu
 # GRPO step 247-252 s and an RLFT update 267 s in float32, against about 107 s and 95 s estimated
-# in bfloat16)
+# in bfloat16; an update 227-265 s since)
 TRAINING_NOTEBOOKS = ("03", "05", "14", "16")
+FLOAT32_SLOWDOWN = (2, 3)  # the range above, applied to a whole training notebook's estimate
 
 
 def duration(seconds: float) -> str:
@@ -104,12 +105,14 @@ def estimate(selected: list[Path], profile: str, generate: bool) -> str:
     parts = [f"{p.name[:2]} {duration(ESTIMATES.get(p.name[:2], (FROM_DATA_SECONDS, ''))[0])}" for p in selected]
     total = sum(ESTIMATES.get(p.name[:2], (FROM_DATA_SECONDS, ""))[0] for p in selected)
     training = [p.name[:2] for p in selected if p.name[:2] in TRAINING_NOTEBOOKS]
-    slower = (
-        f"; this CPU has no native bfloat16, so training (notebook{'s' if len(training) > 1 else ''} "
-        f"{', '.join(training)}) runs in float32 and takes two to three times as long"
-        if training and not precision.cpu_multiplies_bf16()
-        else ""
-    )
+    slower = ""
+    if training and not precision.cpu_multiplies_bf16():
+        trains = sum(ESTIMATES[number][0] for number in training)
+        low, high = (duration(total + (times - 1) * trains) for times in FLOAT32_SLOWDOWN)
+        slower = (
+            f"; this CPU has no native bfloat16, so training (notebook{'s' if len(training) > 1 else ''} "
+            f"{', '.join(training)}) runs in float32 and takes two to three times as long: about {low} to {high} in all"
+        )
     return (
         f"will run {len(selected)} notebooks, playing their rollouts afresh ({', '.join(parts)}): "
         f"about {duration(total)} on a 2-core CPU (a run resumes where it stopped){slower}"
