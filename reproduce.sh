@@ -65,7 +65,7 @@ if [ "$action" = test ]; then
   # two, so two one-thread processes do 1.3x the work of one, and the rest (notebook kernels, loading)
   # 2x. `test -n 0` runs one process; OMP_NUM_THREADS set by the caller is kept.
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( $(nproc) > 3 ? $(nproc) / 2 : 1 ))}"
-  exec .venv/bin/python -m pytest -q -n 2 --dist loadfile ${test_args[@]+"${test_args[@]}"} tests
+  exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder ${test_args[@]+"${test_args[@]}"} tests
 fi
 if [ "$action" = lab ]; then
   exec .venv/bin/jupyter lab notebooks ${lab_args[@]+"${lab_args[@]}"}
