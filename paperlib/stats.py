@@ -230,19 +230,22 @@ def mcnemar_p(treatment, control) -> float:
 def per_seed_differences(
     frame, side: str, value: str, treatment, control, keys, seed: str = "train_seed"
 ) -> dict[object, float]:
-    """Where ``frame`` holds several training seeds (``seed``, on the treatment's rows; the
-    control, evaluated once, may have none), the mean paired difference of ``value`` (treatment
-    - control, by ``keys``) for each seed alone: the per-seed results beside the pooled test of
-    :func:`paired_sides`; empty where there is one seed or none."""
+    """Where ``frame`` holds several training seeds (``seed``, on the treatment's rows), the mean
+    paired difference of ``value`` (treatment - control, by ``keys``) for each seed alone: the
+    per-seed results beside the pooled test of :func:`paired_sides`; empty where there is one seed
+    or none. A control evaluated once (no seed on its rows, e.g. the base model) is every seed's; a
+    control trained with the same seeds (RLFT without the bonus against with it) is the seed's own."""
     if seed not in frame:
         return {}
     seeds = frame.loc[frame[side] == treatment, seed].dropna().unique()
     if len(seeds) < 2:
         return {}
     control_rows = frame[frame[side] == control]
+    seeded = control_rows[seed].notna().any()
     out = {}
     for s in sorted(seeds):
-        rows = pd.concat([frame[(frame[side] == treatment) & (frame[seed] == s)], control_rows])
+        own_control = control_rows[control_rows[seed] == s] if seeded else control_rows
+        rows = pd.concat([frame[(frame[side] == treatment) & (frame[seed] == s)], own_control])
         a, b = paired_sides(rows, side, value, treatment, control, keys)
         out[s] = float(np.mean(a - b)) if a.size else math.nan
     return out

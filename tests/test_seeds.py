@@ -230,3 +230,25 @@ def test_the_figures_draw_a_line_per_seed():
     fig = plots.grpo_training(grpo, {"paper's reward": "paper"})
     labels = [line.get_label() for line in fig.axes[0].lines]
     assert {"training seed 0", "training seed 1", "mean of the seeds", "peak (step 2)", "saved (step 2)"} <= set(labels)
+
+
+def test_each_seed_is_compared_with_the_base_model_or_with_its_own_seed_of_a_trained_control():
+    from paperlib.stats import per_seed_differences
+
+    def rows(adapter, values, train_seed=None):
+        return pd.DataFrame(
+            {"adapter": adapter, "seed": range(len(values)), "coverage": values, "train_seed": train_seed}
+        )
+
+    frame = pd.concat(
+        [
+            rows("base", [0.4, 0.6]),  # evaluated once: every seed's control
+            *(rows("RLFT", [c, c], s) for s, c in enumerate((0.4, 0.2, 0.2))),
+            *(rows("RLFT + bonus", [c, c], s) for s, c in enumerate((1.0, 0.2, 0.5))),
+        ]
+    ).astype({"train_seed": "Int64"})
+    against_base = per_seed_differences(frame, "adapter", "coverage", "RLFT", "base", ["seed"])
+    assert against_base == pytest.approx({0: -0.1, 1: -0.3, 2: -0.3})
+    # the bonus run's seed k against the run without it of seed k, not against the seeds' mean (0.267)
+    bonus = per_seed_differences(frame, "adapter", "coverage", "RLFT + bonus", "RLFT", ["seed"])
+    assert bonus == pytest.approx({0: 0.6, 1: 0.0, 2: 0.3})
