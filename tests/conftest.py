@@ -13,8 +13,8 @@ from paperlib.training.checkpoints import RunDir, file_hash
 # [ours: CI time] the files that take longest, handed out first to the two test processes of
 # ./reproduce.sh test (-n 2 --dist loadfile --no-loadscope-reorder), so that neither is left with a
 # long one at the end. Their seconds in the full suite on 2 cores, one thread a process: 973, 716,
-# 487, 280, 223, 213, 197 and 183 of 3,776 in all; the suite took 1,935 s, the two processes' sums
-# within 2.5% of each other
+# 487, 280, 223, 213, 197 and 183 of 3,776 in all; the suite took 1,935 s, 2.5% over half of that
+# sum (the two processes about evenly loaded)
 LONGEST_FIRST = (
     "test_notebooks.py",
     "test_grpo.py",
