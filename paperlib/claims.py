@@ -14,7 +14,9 @@ outcomes:
 Each row names its ``rule``: ``value`` (the paper's single number, or its range, against our
 interval), ``above`` / ``below`` (our interval against a threshold), ``higher`` / ``lower``
 (an effect: ``ours`` is the difference treatment - control, tested) or ``no effect`` (an
-equivalence test at :data:`NULL_MARGIN_D`). Every notebook's family of tests is adjusted
+equivalence test at :data:`NULL_MARGIN_D`). Where the effect is read from adapters trained with
+several seeds, the pooled test counts only when every seed's own difference has its sign
+(``seed_low``, ``seed_high``: :func:`seeds_agree`). Every notebook's family of tests is adjusted
 together (Holm, :func:`paperlib.stats.holm`): ``p`` and ``p_tost`` are stored raw and adjusted,
 and the verdict reads the adjusted ones.
 
@@ -52,6 +54,8 @@ COLUMNS = (
     "ours",  # our number (NaN: no such run on this profile); for an effect, the difference treatment - control
     "ours_low",  # its 95% interval, within the quantity's possible range (NaN: an exact number)
     "ours_high",
+    "seed_low",  # an effect read from adapters of several training seeds: the lowest and highest of the
+    "seed_high",  # seeds' own differences (stats.per_seed_differences); NaN: one seed or none
     "effect_if",  # the paper's effect, as a test on our number
     "rule",  # one of RULES: how the verdict reads ours (see verdict)
     "reference",  # the number the rule sets ours against: the paper's value (or its range's low end), a threshold
@@ -162,6 +166,8 @@ def verdict(
     p=math.nan,
     p_tost=math.nan,
     gate: str = "",
+    seed_low=math.nan,
+    seed_high=math.nan,
 ) -> str:
     """The rule every claim's verdict follows, written once. ``p`` and ``p_tost`` are the
     family-adjusted ones; ``low``/``high``: our 95% interval (NaN: ``ours`` is exact).
@@ -178,6 +184,9 @@ def verdict(
     - ``no effect``: ``supports`` only where the equivalence test holds (``p_tost`` < ALPHA),
       ``contradicts`` where the difference is significant (``p`` < ALPHA), else ``inconclusive``:
       a difference that is merely not significant supports nothing.
+    - A significant difference (``higher``, ``lower``, ``no effect``) where ``seed_low`` and
+      ``seed_high`` give the training seeds' own differences counts only where they all have its
+      sign (:func:`seeds_agree`); else ``inconclusive``.
     """
     if gate or pd.isna(rule) or pd.isna(ours):
         return "cannot test"
@@ -188,13 +197,38 @@ def verdict(
     if rule in ("above", "below"):
         beyond, short = (low > reference, high < reference) if rule == "above" else (high < reference, low > reference)
         return "supports" if beyond else "contradicts" if short else "inconclusive"
+    significant = p < ALPHA and ours != 0
+    if rule in ("higher", "lower", "no effect") and significant and not seeds_agree(ours, seed_low, seed_high):
+        return "inconclusive"
     if rule in ("higher", "lower"):
-        if p < ALPHA and ours != 0:
+        if significant:
             return "supports" if (ours > 0) == (rule == "higher") else "contradicts"
         return "contradicts" if p_tost < ALPHA else "inconclusive"
     if rule == "no effect":
-        return "supports" if p_tost < ALPHA else "contradicts" if p < ALPHA else "inconclusive"
+        return "supports" if p_tost < ALPHA else "contradicts" if significant else "inconclusive"
     raise ValueError(f"rule {rule!r} is not one of {', '.join(RULES)}")
+
+
+# [ours] The pooled tests pair by held-out key on the mean of the seeds' adapters, so their interval
+# holds the instances' variation and not the training seeds'; with three seeds (paper B's number) a
+# test with the seeds as units has almost no power. So a significant difference read from several
+# training seeds counts only where every seed's own difference has its sign: one seed that does not
+# move, or moves the other way, makes the row ``inconclusive`` (the note says so, with the range).
+def seeds_agree(ours, seed_low, seed_high) -> bool:
+    """True where every training seed's own difference (``seed_low`` to ``seed_high``) has the
+    sign of the pooled one, ``ours``, or where no seeds are given (NaN)."""
+    if pd.isna(seed_low) or pd.isna(seed_high):
+        return True
+    return seed_low > 0 if ours > 0 else seed_high < 0
+
+
+def seed_range(differences: dict) -> dict:
+    """A claim's ``seed_low`` and ``seed_high`` from ``stats.per_seed_differences`` (NaN where it
+    holds fewer than two seeds)."""
+    values = [d for d in differences.values() if d == d]
+    if len(values) < 2:
+        return {"seed_low": math.nan, "seed_high": math.nan}
+    return {"seed_low": min(values), "seed_high": max(values)}
 
 
 def reported_numbers() -> pd.DataFrame:
@@ -202,7 +236,7 @@ def reported_numbers() -> pd.DataFrame:
     return pd.read_csv(paths.PAPER_REPORTED, dtype={"value": str, "low": str, "high": str}).set_index("id")
 
 
-_NUMBERS = ("ours", "ours_low", "ours_high", "reference", "reference_high")
+_NUMBERS = ("ours", "ours_low", "ours_high", "seed_low", "seed_high", "reference", "reference_high")
 _PVALUES = ("p", "p_tost")
 
 
@@ -236,13 +270,25 @@ def claims_table(rows: pd.DataFrame, notebook: str, profile: str) -> pd.DataFram
         table[column] = [_significant(value) for value in table[column]]
     gates = table["gate"].fillna("").astype(str)
     table["verdict"] = [
-        verdict(r.rule, r.ours, r.ours_low, r.ours_high, r.reference, r.reference_high, r.p_holm, r.p_tost_holm, g)
+        verdict(
+            r.rule,
+            r.ours,
+            r.ours_low,
+            r.ours_high,
+            r.reference,
+            r.reference_high,
+            r.p_holm,
+            r.p_tost_holm,
+            g,
+            r.seed_low,
+            r.seed_high,
+        )
         for r, g in zip(table.itertuples(), gates)
     ]
     notes = table["note"].fillna("").astype(str)
     table["note"] = [
-        _why_not(gate, ours, note) if outcome == "cannot test" else note
-        for gate, ours, note, outcome in zip(gates, table["ours"], notes, table["verdict"])
+        _why_not(gate, r.ours, note) if r.verdict == "cannot test" else _seeds_note(r, note)
+        for gate, note, r in zip(gates, notes, table.itertuples())
     ]
     table["rule"] = table["rule"].fillna("").astype(str)
     table["test"] = table["test"].fillna("").astype(str)
@@ -277,6 +323,22 @@ def _why_not(gate: str, ours: float, note: str) -> str:
         return f"cannot test: {gate}" + (f"; {note}" if note else "")
     if ours != ours and not note:
         return NOT_RUN
+    return note
+
+
+def _seeds_note(r, note: str) -> str:
+    """``note``, led by why the row is ``inconclusive`` where the seeds alone made it so (:func:`seeds_agree`)."""
+    if (
+        r.verdict == "inconclusive"
+        and r.p_holm < ALPHA
+        and r.ours != 0
+        and not seeds_agree(r.ours, r.seed_low, r.seed_high)
+    ):
+        why = (
+            f"inconclusive: the pooled difference is significant but not in every training seed "
+            f"(the seeds' own differences run from {r.seed_low:+.3f} to {r.seed_high:+.3f})"
+        )
+        return f"{why}; {note}" if note else why
     return note
 
 
@@ -363,6 +425,8 @@ SHOWN = (
     "ours",
     "ours_low",
     "ours_high",
+    "seed_low",
+    "seed_high",
     "effect_if",
     "test",
     "p",

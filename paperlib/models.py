@@ -107,6 +107,9 @@ QWEN_CODER_15 = SplitGGUF(
 # 6.7 GB and takes about a minute to convert (measured on a 2-core CPU), and only some
 # notebooks play it.
 ON_FIRST_USE = ("qwen2.5-coder-1.5b",)
+# [ours] Room asked for before a conversion writes, as a multiple of the weights' float32 size:
+# the folder also holds the tokenizer and the config (a few MB), and the filesystem rounds up.
+SPACE_MARGIN = 1.05
 
 
 @dataclass(frozen=True)
@@ -320,6 +323,8 @@ def prepare_embedded(names=None, log=None) -> dict[str, Path]:
                 model.hf_quantizer.remove_quantization_config(model)
                 tokenizer = AutoTokenizer.from_pretrained(tmp, gguf_file=gguf.name)
                 fix(model, tokenizer)
+                gguf.unlink()  # the weights are in memory: its space is the folder's now
+                _check_free_space(name, model, final.parent)
                 out = Path(tmp) / "out"
                 model.save_pretrained(out)
                 tokenizer.save_pretrained(out)
@@ -328,6 +333,19 @@ def prepare_embedded(names=None, log=None) -> dict[str, Path]:
             log(f"{name}: converted to {paths.relative(final)} in {time.perf_counter() - start:.0f} s")
         done[name] = final
     return done
+
+
+def _check_free_space(name: str, model, folder: Path) -> None:
+    """A one-line OSError where ``folder``'s disk has less room than ``model``'s float32 weights
+    (plus :data:`SPACE_MARGIN`), before any of them is written: a full disk mid-write leaves a
+    half-written folder and a traceback from the serializer."""
+    need = sum(t.numel() * t.element_size() for t in (*model.parameters(), *model.buffers())) * SPACE_MARGIN
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise OSError(
+            f"converting {name} needs about {need / 1e9:.1f} GB free in {paths.relative(folder)}, "
+            f"{free / 1e9:.1f} GB is: free some, or set PAPERLIB_CACHE to a folder on a larger disk"
+        )
 
 
 def cpu_threads() -> int:

@@ -222,6 +222,10 @@ def test_a_training_curve_of_several_seeds_is_read_on_their_pooled_episodes():
     assert pooled.loc[2, "train_reward"] == pytest.approx(0.4)
     claims = curve_claims_table(log, "x", "cpu", "m").set_index("reported")
     assert claims.loc["A14", "ours"] == pytest.approx(0.1)  # the mean curve rises: 0.3 then 0.4
-    assert claims.loc["A14", "note"].endswith("the mean curve of 2 training seeds")
+    assert claims.loc["A14", "note"].endswith(
+        "the mean curve of 2 training seeds, per training seed: 0: +0.300, 1: -0.100"
+    )
+    # each seed's own last step minus its highest earlier one: 0.5 - 0.2 and 0.3 - 0.4
+    assert claims.loc["A14", ["seed_low", "seed_high"]].tolist() == [-0.1, 0.3]
     one = log[log["train_seed"] == 0]
     assert pooled_over_seeds(one) is one  # one seed: its own curve

@@ -50,6 +50,15 @@ NAN = math.nan
         (dict(rule="no effect", ours=0.01, p=0.7, p_tost=0.3), "inconclusive"),  # merely not significant
         (dict(rule="no effect", ours=0.01, p=0.7, p_tost=NAN), "inconclusive"),
         (dict(rule="no effect", ours=0.3, p=0.001, p_tost=0.9), "contradicts"),
+        # several training seeds: a significant pooled difference counts only where every seed's has its sign
+        (dict(rule="higher", ours=0.3, p=0.001, seed_low=0.1, seed_high=0.6), "supports"),
+        (dict(rule="higher", ours=0.3, p=0.001, seed_low=0.0, seed_high=0.6), "inconclusive"),  # one seed flat
+        (dict(rule="higher", ours=-0.2, p=0.001, seed_low=-0.28, seed_high=-0.08), "contradicts"),
+        (dict(rule="higher", ours=-0.2, p=0.001, seed_low=-0.28, seed_high=0.05), "inconclusive"),
+        (dict(rule="lower", ours=-0.2, p=0.001, seed_low=-0.3, seed_high=-0.1), "supports"),
+        (dict(rule="no effect", ours=0.3, p=0.001, p_tost=0.9, seed_low=-0.1, seed_high=0.5), "inconclusive"),
+        (dict(rule="no effect", ours=0.01, p=0.7, p_tost=0.01, seed_low=-0.1, seed_high=0.1), "supports"),
+        (dict(rule="higher", ours=0.01, p=0.6, p_tost=0.01, seed_low=-0.1, seed_high=0.1), "contradicts"),
         # cannot test: no number, no rule, or a gate
         (dict(rule="value", ours=NAN, reference=0.25), "cannot test"),
         (dict(rule=None, ours=0.3), "cannot test"),
@@ -135,6 +144,37 @@ def test_a_row_with_no_number_says_there_is_no_such_run():
         }
     )
     assert claims_table(rows, "02_x", "cpu")["note"].item() == claims.NOT_RUN
+
+
+def test_seed_range_is_the_lowest_and_highest_seed_and_nothing_for_one_seed():
+    assert claims.seed_range({0: 0.6, 1: 0.0, 2: 0.3}) == {"seed_low": 0.0, "seed_high": 0.6}
+    assert all(math.isnan(v) for v in claims.seed_range({0: 0.6}).values())
+    assert all(math.isnan(v) for v in claims.seed_range({}).values())
+
+
+def test_a_row_whose_seeds_disagree_is_inconclusive_and_says_so_with_the_seeds_range_first():
+    rows = pd.DataFrame(
+        {
+            "reported": ["B22/B23", "B17"],
+            "what": "w",
+            "model": ["m", "m"],
+            "ours": [0.3, -0.215],
+            "effect_if": "",
+            "rule": ["higher", "higher"],
+            "p": [1e-30, 1e-20],
+            "seed_low": [0.0, -0.281],
+            "seed_high": [0.6, -0.081],
+            "note": ["RLFT 0.267, RLFT + bonus 0.567", ""],
+            "source": "x",
+        }
+    )
+    table = claims_table(rows, "14_rlft_bandits", "cpu")
+    assert table["verdict"].tolist() == ["inconclusive", "contradicts"]
+    assert table["note"].iloc[0] == (
+        "inconclusive: the pooled difference is significant but not in every training seed "
+        "(the seeds' own differences run from +0.000 to +0.600); RLFT 0.267, RLFT + bonus 0.567"
+    )
+    assert table["note"].iloc[1] == "" and table[["seed_low", "seed_high"]].iloc[1].tolist() == [-0.281, -0.081]
 
 
 # -- the family, rounding -----------------------------------------------------------------------

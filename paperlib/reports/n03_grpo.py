@@ -202,21 +202,31 @@ def pooled_over_seeds(log: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _decline(log: pd.DataFrame) -> float:
+    """One run's A14 number: the last step's training reward minus the highest of the earlier steps'."""
+    by_step = log.sort_values("step")["train_reward"]
+    return float(by_step.iloc[-1] - by_step.iloc[:-1].max()) if len(by_step) > 1 else math.nan
+
+
 def curve_claims_table(log: pd.DataFrame, source, profile: str, model: str) -> pd.DataFrame:
     """Notebook 03's run under the paper's reward in the claims schema: A14 (the training reward
     declines after its peak: the last step's episodes against those of the best earlier step,
     rule ``lower``, Welch's t from the two steps' means and standard deviations) and A15 (several
     earlier steps beat the saved last one; ours: at least two **[ours]**, an exact count, rule ``above``), as
     :func:`curve_sentence` reads them, on the mean curve where the log holds several training
-    seeds (:func:`pooled_over_seeds`). Steps are ours, from 1. Both are gated on the run not
+    seeds (:func:`pooled_over_seeds`), with each seed's own decline beside it (A14's ``seed_low``,
+    ``seed_high``: a decline counts only where every seed's curve falls, ``claims.seeds_agree``).
+    Steps are ours, from 1. Both are gated on the run not
     sitting at the paper reward's degenerate maximum (``claims.NOT_DEGENERATE``: the share of
     its steps with a mean reward of 1.0 and no meal): a curve that has stopped acting says
     nothing about what training did to coordination."""
     from scipy.stats import ttest_ind_from_stats
 
-    from paperlib.claims import DEGENERATE_REWARD, NOT_DEGENERATE
+    from paperlib.claims import NOT_DEGENERATE, seed_range
+    from paperlib.stats import seeds_in_words
 
     seeds = log["train_seed"].nunique() if "train_seed" in log else 1
+    declines = {seed: _decline(rows) for seed, rows in log.groupby("train_seed")} if seeds > 1 else {}
     log = pooled_over_seeds(log)
     c = curve(log)
     run = log.sort_values("step").set_index("step")
@@ -252,10 +262,11 @@ def curve_claims_table(log: pd.DataFrame, source, profile: str, model: str) -> p
                 if p == p
                 else "",
                 "p": p,
+                **seed_range(declines),
                 "gate": gate,
                 "note": f"the highest earlier step {peak} (counted from 1) {run['train_reward'][peak]:.3f}, "
                 f"last step {last} {c['last']:.3f}"
-                + (f"; the mean curve of {seeds} training seeds" if seeds > 1 else ""),
+                + (f"; the mean curve of {seeds} training seeds, {seeds_in_words(declines)}" if seeds > 1 else ""),
             },
             {
                 "reported": "A15",

@@ -216,7 +216,7 @@ def null_result_claims_table(
     Gates, each on both sides: the share of turns with a call of the model's own
     (``claims.OWN_DECISIONS``; no call is no action) and the share of episodes at the reward's
     degenerate maximum (``claims.NOT_DEGENERATE``)."""
-    from paperlib.claims import effect
+    from paperlib.claims import effect, seed_range
     from paperlib.stats import no_variance, paired_sides, per_seed_differences
 
     rows = table[table["selection"] == selection].set_index("n")
@@ -235,12 +235,13 @@ def null_result_claims_table(
             cell = episodes[episodes["n"] == n]
             adapter, base = paired_sides(cell, "selection", "reward", selection, "base", ["seed"])
             tested = effect(adapter, base, paired=True, names=("adapter's rewards", "base model's rewards"))
+            differences = per_seed_differences(cell, "selection", "reward", selection, "base", ["seed"])
             claim.update(
                 {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")},
+                **seed_range(differences),
                 gate=_gates(cell, selection),
                 note=f"base {base.mean():.3f}, adapter {adapter.mean():.3f}; {tested['size']}; "
-                f"{_meals(cell, selection)}"
-                + _seeds(per_seed_differences(cell, "selection", "reward", selection, "base", ["seed"])),
+                f"{_meals(cell, selection)}" + _seeds(differences),
             )
         elif n in rows.index:
             r = rows.loc[n]

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from paperlib.claims import NOT_RUN, OURS, Gate, claims_table, effect, gated, source_name
+from paperlib.claims import NOT_RUN, OURS, Gate, claims_table, effect, gated, seed_range, source_name
 from paperlib.philosophers.training import REWARDS
-from paperlib.stats import ALPHA, holm, paired_sides, wilson_ci
+from paperlib.stats import ALPHA, holm, paired_sides, per_seed_differences, seeds_in_words, wilson_ci
 
 RUNS = {
     "recipe": "paper A's recipe and reward (notebook 03's run; its adapters' rows are notebook 04's)",
@@ -247,9 +247,9 @@ def _rows(episodes: pd.DataFrame, run: str, selection: str) -> pd.DataFrame:
     return episodes[(episodes["run"] == run) & (episodes["selection"] == selection)]
 
 
-def paired(episodes: pd.DataFrame, value: str, contrast: Contrast, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The contrast's two sides of ``value`` at ``n``, paired by evaluation seed (and by run where a
-    side pools the runs), each training seed's rows averaged per key."""
+def _sides(episodes: pd.DataFrame, contrast: Contrast, n: int) -> tuple[pd.DataFrame, list[str]]:
+    """The contrast's rows at ``n`` with ``side`` ("treatment", "control"), and the keys they pair
+    by: the evaluation seed (and the run where a side pools the runs)."""
     keys = ["run", "seed"] if contrast.control_run == contrast.run == EVERY_RUN else ["seed"]
     cell = episodes[episodes["n"] == n]
     frame = pd.concat(
@@ -258,7 +258,21 @@ def paired(episodes: pd.DataFrame, value: str, contrast: Contrast, n: int) -> tu
             _rows(cell, contrast.control_run, contrast.control_selection).assign(side="control"),
         ]
     )
+    return frame, keys
+
+
+def paired(episodes: pd.DataFrame, value: str, contrast: Contrast, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The contrast's two sides of ``value`` at ``n``, paired (:func:`_sides`), each training seed's
+    rows averaged per key."""
+    frame, keys = _sides(episodes, contrast, n)
     return paired_sides(frame, "side", value, "treatment", "control", keys)
+
+
+def seed_differences(episodes: pd.DataFrame, value: str, contrast: Contrast, n: int) -> dict:
+    """The contrast's mean paired difference of ``value`` at ``n`` for each training seed alone
+    (``paperlib.stats.per_seed_differences``; empty with one seed)."""
+    frame, keys = _sides(episodes, contrast, n)
+    return per_seed_differences(frame, "side", value, "treatment", "control", keys)
 
 
 def against_table(episodes: pd.DataFrame, control: str) -> pd.DataFrame:
@@ -394,6 +408,7 @@ def claims_rows(episodes: pd.DataFrame, signal: pd.DataFrame, source, profile: s
             ):
                 treatment, control = paired(episodes, metric, contrast, n)
                 tested = effect(treatment, control, paired=True, names=("treatment's values", "control's values"))
+                differences = seed_differences(episodes, metric, contrast, n)
                 rows.append(
                     {
                         "reported": OURS,
@@ -406,10 +421,12 @@ def claims_rows(episodes: pd.DataFrame, signal: pd.DataFrame, source, profile: s
                         "note": (
                             f"{OWN_CLAIM}; {contrast.sides()[0]} {treatment.mean():.3f}, "
                             f"{contrast.sides()[1]} {control.mean():.3f}; {tested['size']}"
+                            + (f"; {seeds_in_words(differences)}" if differences else "")
                             if len(treatment)
                             else NOT_RUN
                         ),
                         **{key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")},
+                        **seed_range(differences),
                     }
                 )
     table = pd.DataFrame(rows).assign(source=source_name(source))

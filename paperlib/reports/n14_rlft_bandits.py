@@ -215,7 +215,7 @@ def rlft_claims_table(
     (the frequency-bias table of base and ``RLFT``), the frequent share at 0-10 repetitions after
     RLFT against the base model's (B18/B19, ``lower``), tested paired on the same cases (exact
     McNemar) where ``frequency_results`` (the cases by label) are given, else untested."""
-    from paperlib.claims import OWN_DECISIONS, effect, gated
+    from paperlib.claims import OWN_DECISIONS, effect, gated, seed_range
     from paperlib.stats import mcnemar_p, paired_sides, per_seed_differences, seeds_in_words
 
     who = f"{model} (LoRA adapter, {profile})"
@@ -232,9 +232,10 @@ def rlft_claims_table(
             )
         )
         fields = {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")}
-        seeds = seeds_in_words(per_seed_differences(episodes, "adapter", metric, label, control, ["seed"]))
+        differences = per_seed_differences(episodes, "adapter", metric, label, control, ["seed"])
+        seeds = seeds_in_words(differences)
         note = f"{control} {base.mean():.3f}, {label} {treated.mean():.3f}; {tested['size']}"
-        return {**fields, "gate": gate}, note + (f"; {seeds}" if seeds else "")
+        return {**fields, **seed_range(differences), "gate": gate}, note + (f"; {seeds}" if seeds else "")
 
     coverage, coverage_note = compared("coverage", "RLFT", "base", ("coverages after RLFT", "base model's coverages"))
     regret, regret_note = compared("regret", "RLFT", "base", ("regrets after RLFT", "base model's regrets"))

@@ -170,7 +170,7 @@ def tictactoe_claims_table(
     gated on the moves being the model's (``claims.OWN_DECISIONS``: the share of its moves that
     were valid; an invalid one is played by the random fallback), on each side it reads.
     ``episodes``: the held-out games, with ``run``."""
-    from paperlib.claims import OWN_DECISIONS, effect, gated
+    from paperlib.claims import OWN_DECISIONS, effect, gated, seed_range
     from paperlib.stats import bootstrap_mean_ci, paired_sides, per_seed_differences, seeds_in_words
 
     paper = pd.to_numeric(reported_numbers()["value"], errors="coerce")
@@ -188,10 +188,12 @@ def tictactoe_claims_table(
         both = pd.concat([a, b])
         treated, control = paired_sides(both, "side", "return", "a", "b", ["seed"])
         tested = effect(treated, control, paired=True, names=names)
-        seeds = seeds_in_words(per_seed_differences(both, "side", "return", "a", "b", ["seed"]))
+        differences = per_seed_differences(both, "side", "return", "a", "b", ["seed"])
+        seeds = seeds_in_words(differences)
         tested["size"] += f"; {seeds}" if seeds else ""
         fields = {key: tested[key] for key in ("ours", "ours_low", "ours_high", "p", "p_tost", "test")}
-        return {**fields, "gate": gated(own(cell_a, label_a), own(cell_b, label_b))}, treated, control, tested
+        gate = gated(own(cell_a, label_a), own(cell_b, label_b))
+        return {**fields, **seed_range(differences), "gate": gate}, treated, control, tested
 
     rows = []
     for opponent, before, after in (("random", "B24", "B25"), ("mcts", "B26", "B27")):
