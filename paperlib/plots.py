@@ -811,11 +811,14 @@ def rlft_training(log):
     return fig
 
 
-def rlft_held_out(steps, table, reported=None):
+def rlft_held_out(steps, table, reported=None, seeds=None):
     """Fig. 6 and 7 on held-out instances: mean cumulative regret and coverage per step (95%
     bootstrap band over instances), one line per adapter or reference agent; and each metric's
     mean with its 95% interval per adapter. ``reported`` (data/paper_reported.csv) adds paper B's
-    Gemma2 2B coverage without and with the exploration bonus (B22, B23) as crosses."""
+    Gemma2 2B coverage without and with the exploration bonus (B22, B23) as crosses. ``seeds``
+    (training seed -> its table, where ``table`` pools several) adds each seed's own mean as a
+    hollow marker left of the pooled one, for the adapters whose seeds differ: the pooled
+    interval holds the instances' spread, not the seeds'."""
     import pandas as pd
 
     fig, axes = plt.subplots(2, 3, figsize=(15, 7.4))
@@ -850,6 +853,7 @@ def rlft_held_out(steps, table, reported=None):
     if reported is not None:
         values = pd.to_numeric(reported.set_index("id")["value"], errors="coerce")
         paper = {"RLFT": values.get("B22"), "RLFT + bonus": values.get("B23")}
+    seeds_drawn = False
     for ax, metric in zip(axes[1], ("regret", "coverage", "invalid_share")):
         cells = table[table["metric"] == metric].set_index("adapter").reindex(order).dropna(subset=["mean"])
         for x, (adapter, row) in enumerate(cells.iterrows()):
@@ -863,11 +867,22 @@ def rlft_held_out(steps, table, reported=None):
             )
             if metric == "coverage" and pd.notna(paper.get(adapter)):
                 crosses = ax.plot(x + 0.25, paper[adapter], "X", color="#8b0000", mfc="none", mew=1.5, ms=8)[0]
+            own = [
+                float(part.set_index(["metric", "adapter"])["mean"].get((metric, adapter), float("nan")))
+                for part in (seeds or {}).values()
+            ]
+            if len(set(own)) > 1 and all(v == v for v in own):
+                offsets = [x - 0.3 + 0.06 * i for i in range(len(own))]
+                ax.plot(offsets, own, "o", color=palette[adapter], mfc="none", ms=5, mew=1)
+                seeds_drawn = True
         ax.set_xticks(range(len(cells)), cells.index, rotation=25)
         ax.set(title=f"{metric.replace('_', ' ')} at the last step (95% CI)", xlabel="", ylabel=words[metric])
     if any(pd.notna(v) for v in paper.values()):
         handles.append(crosses)
         names.append("paper B, Gemma2 2B: coverage without\nand with the exploration bonus (B22, B23)")
+    if seeds_drawn:
+        handles.append(plt.Line2D([], [], marker="o", ls="", mfc="none", color="0.35", ms=5, mew=1))
+        names.append(f"each of the {len(seeds)} training seeds' own mean\n(hollow, left of the pooled mean)")
     axes[0][2].legend(handles, names, loc="upper left", fontsize=8, title="held-out play of", title_fontsize=8)
     fig.tight_layout()
     return fig

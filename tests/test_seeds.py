@@ -232,6 +232,29 @@ def test_the_figures_draw_a_line_per_seed():
     assert {"training seed 0", "training seed 1", "mean of the seeds", "peak (step 2)", "saved (step 2)"} <= set(labels)
 
 
+def test_the_held_out_figure_marks_each_seed_s_own_mean_beside_the_pooled_one():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from paperlib import plots
+    from paperlib.bandits.training import before_after
+
+    stacked = seeds.stack(_played(), shared=("base", "ucb"))
+    table = seeds.table_by_seed(stacked, before_after, ("adapter", "seed"))
+    steps = stacked.assign(turn=1, invalid_share=0.0)
+    fig = plots.rlft_held_out(steps, seeds.pooled(table), seeds=seeds.seed_parts(table))
+    coverage = fig.axes[4]  # the bottom row's middle panel
+    hollow = [line for line in coverage.lines if line.get_markerfacecolor() == "none"]
+    own = table[(table["adapter"] == "RLFT") & (table["metric"] == "coverage") & (table["train_seed"] != "pooled")]
+    # one set of markers, the adapter's (the base model and ucb are the same in every seed): its seeds' own means
+    assert len(hollow) == 1 and list(hollow[0].get_ydata()) == pytest.approx(own["mean"].tolist())
+    assert list(seeds.seed_parts(table)) == ["0", "1", "2"] and seeds.seed_parts(seeds.pooled(table)) == {}
+    legend = [text.get_text() for text in fig.axes[2].get_legend().get_texts()]
+    assert "each of the 3 training seeds' own mean\n(hollow, left of the pooled mean)" in legend
+    plain = plots.rlft_held_out(steps, seeds.pooled(table))  # no seeds given: no hollow marker
+    assert not [line for line in plain.axes[4].lines if line.get_markerfacecolor() == "none"]
+
+
 def test_each_seed_is_compared_with_the_base_model_or_with_its_own_seed_of_a_trained_control():
     from paperlib.stats import per_seed_differences
 

@@ -16,7 +16,8 @@ one seed's, read as they are.
   ``paperlib.stats.paired_sides`` pools the claims' tests.
 - :func:`table_by_seed`: a comparison table built on the pooled rows and per seed, with a
   ``train_seed`` column (:data:`POOLED`, "0", "1", ...); the table as before where the rows
-  hold one seed. :func:`pooled`, :func:`parts`: its pooled rows; its parts, pooled first.
+  hold one seed. :func:`pooled`, :func:`parts`, :func:`seed_parts`: its pooled rows; its parts,
+  pooled first; each seed's part.
 - :func:`sentences`: a report's sentence pooled (the headline) and per seed, each under its
   heading.
 """
@@ -135,6 +136,12 @@ def parts(table: pd.DataFrame) -> dict:
         return {None: table}
     split_table = {s: rows.drop(columns=SEED).reset_index(drop=True) for s, rows in table.groupby(SEED, sort=False)}
     return {s: split_table[s] for s in sorted(split_table, key=lambda s: s != POOLED)}
+
+
+def seed_parts(table: pd.DataFrame) -> dict:
+    """:func:`parts` without the pooled part: each training seed's table ("0" -> table, ...);
+    empty where ``table`` holds one seed or none."""
+    return {s: part for s, part in parts(table).items() if s not in (POOLED, None)}
 
 
 def pooled(table: pd.DataFrame) -> pd.DataFrame:
