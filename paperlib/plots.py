@@ -939,7 +939,7 @@ def _lighter(color, amount: float = 0.55):
 RANDOM_PLAY = 0.5  # a model whose moves were at least this share invalid played the random fallback's game
 
 
-def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
+def tictactoe_rlft(log, table, reported, main_cells, budget_cells, seeds=None):
     """Paper B's Fig. 9 on held-out games: (a) each RLFT run's training return and invalid-move rate
     per update; (b) the mean return (95% CI) against each opponent (``main_cells``: run -> its
     cells with the run's prompt) of the base model, each adapter and the scripted players, with
@@ -947,7 +947,9 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
     at each thinking budget (``budget_cells``: budget -> cell). A run keeps its colour in every
     panel (its base model a lighter shade); a point whose moves were mostly invalid (so played by
     the random fallback: a random player's game) is drawn hollow; lines that coincide are moved
-    apart a little and said to coincide."""
+    apart a little and said to coincide. ``seeds`` (training seed -> its table, where ``table``
+    pools several) adds each seed's own mean in (b) as a short dash on the pooled point's bar,
+    where the seeds differ: the pooled interval holds the games' spread, not the seeds'."""
     import pandas as pd
 
     runs = list(dict.fromkeys(log["run"]))
@@ -961,6 +963,7 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
         return (color, "o") if adapter == "RLFT" else (_lighter(color), "o")
 
     invalid = table[table["metric"] == "invalid_share"].set_index(["run", "cell", "adapter"])["mean"]
+    per_seed = [part.set_index(["run", "cell", "adapter", "metric"])["mean"] for part in (seeds or {}).values()]
 
     fig, axes = plt.subplots(1, 4, figsize=(19, 4.2))
     for ax, (column, title, ylabel) in zip(
@@ -992,6 +995,7 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
     opponents = list(dict.fromkeys(main["opponent"]))
     labels = list(dict.fromkeys(main["label"]))
     handles = {}
+    seeds_drawn = False
     for i, label in enumerate(labels):
         rows = main[main["label"] == label].drop_duplicates("opponent").set_index("opponent").reindex(opponents)
         color, marker = style(rows["adapter"].dropna().iloc[0], rows["run"].dropna().iloc[0])
@@ -1004,8 +1008,13 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
             if pd.isna(row.mean):
                 continue
             hollow = invalid.get((row.run, row.cell, row.adapter), 0) >= RANDOM_PLAY
+            x = j + 0.09 * (i - (len(labels) - 1) / 2)
+            own = [float(means.get((row.run, row.cell, row.adapter, "return"), float("nan"))) for means in per_seed]
+            if len(set(own)) > 1 and all(v == v for v in own):
+                ax.plot([x] * len(own), own, "_", color=color, ms=9, mew=1.5, zorder=4, gid="seed means")
+                seeds_drawn = True
             handles[label] = ax.errorbar(
-                j + 0.09 * (i - (len(labels) - 1) / 2),
+                x,
                 row.mean,
                 yerr=[[row.mean - row.ci_low], [row.ci_high - row.mean]],
                 fmt=marker,
@@ -1025,6 +1034,10 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells):
     handles["hollow: half or more of its moves invalid, so a random player's game"] = Line2D(
         [], [], marker="o", ls="none", color="0.3", mfc="white", mew=1.5
     )
+    if seeds_drawn:
+        handles[f"dashes: each of the {len(per_seed)} training seeds' own mean"] = Line2D(
+            [], [], marker="_", ls="none", color="0.3", ms=9, mew=1.5
+        )
     ax.set_xticks(range(len(opponents)), [o.replace("_", " ") for o in opponents])
     ax.set(
         title="held-out return (95% CI)",

@@ -118,3 +118,31 @@ def test_the_notebooks_read_three_training_seeds(tmp_path):
     assert a14["seed_low"] <= a14["seed_high"]  # each seed's own decline, beside the mean curve's
     rlft = pd.read_parquet(data / "14_claims.parquet").set_index("reported")
     assert rlft.loc[["B17", "B30", "B22/B23"], ["seed_low", "seed_high"]].notna().all().all()
+
+
+def test_the_tictactoe_figure_marks_each_seed_s_own_mean_where_the_seeds_differ(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from paperlib.reports import n16_tictactoe
+    from paperlib.reports.seeds import pooled, seed_parts
+    from paperlib.tictactoe import training as ttt
+
+    data = tmp_path / "data"
+    shutil.copytree(paths.ROOT / "data", data)
+    three_seed_data(data)
+    games = pd.read_parquet(data / "16_held_out_games.parquet")
+    recipes = ttt.recipes("cpu", 0)
+    main = next(iter(recipes))
+    # seed 2's adapter wins every game of the main run: its seeds then differ on every cell it played
+    won = (games["run"] == main) & (games["adapter"] == "RLFT") & (games["train_seed"] == 2)
+    games.loc[won, "return"] = 1.0
+    table = n16_tictactoe.held_out_table(games)
+    log, reported = pd.read_parquet(data / "16_rlft_log.parquet"), pd.read_csv(paths.PAPER_REPORTED)
+    fig = n16_tictactoe.figure(log, pooled(table), reported, recipes, (), seeds=seed_parts(table))
+    dashes = [line for line in fig.axes[2].lines if line.get_gid() == "seed means"]
+    assert len(dashes) == len(n16_tictactoe.OPPONENTS)  # the main run's adapter against each opponent
+    assert all(max(line.get_ydata()) == 1.0 for line in dashes)  # seed 2's own mean, on every cell
+    assert "dashes: each of the 3 training seeds' own mean" in [t.get_text() for t in fig.legends[0].get_texts()]
+    plain = n16_tictactoe.figure(log, pooled(table), reported, recipes, ())
+    assert not [line for line in plain.axes[2].lines if line.get_gid() == "seed means"]

@@ -42,13 +42,14 @@ def cost_sentences(log: pd.DataFrame) -> str:
     return "\n".join(f"{name}: {common.update_cost(updates)}" for name, updates in log.groupby("run", sort=False))
 
 
-def figure(log: pd.DataFrame, table: pd.DataFrame, reported: pd.DataFrame, runs: dict, budgets=()):
+def figure(log: pd.DataFrame, table: pd.DataFrame, reported: pd.DataFrame, runs: dict, budgets=(), seeds=None):
     """Paper B's Fig. 9 on our runs (``plots.tictactoe_rlft``): each run's cells against every
-    opponent, and the main run's thinking budgets with CoT against random."""
+    opponent, and the main run's thinking budgets with CoT against random; ``seeds``: each
+    training seed's table (``paperlib.reports.seeds.seed_parts``), marked beside the pooled means."""
     main = next(iter(runs.values()))
     cells = {name: [Cell(opponent).name(r) for opponent in OPPONENTS] for name, r in runs.items()}
     budget_cells = {b: Cell("random", cot=True, max_new_tokens=b).name(main) for b in budgets}
-    return plots.tictactoe_rlft(log, table, reported, cells, budget_cells)
+    return plots.tictactoe_rlft(log, table, reported, cells, budget_cells, seeds)
 
 
 def _cell_row(table: pd.DataFrame, run: str, cell: str, adapter: str, metric: str = "return") -> pd.Series:
