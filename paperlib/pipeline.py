@@ -70,8 +70,9 @@ ESTIMATES = {
     "14": (
         8_100,
         "estimated: 72 RLFT updates (three seeds, with and without the bonus) at about 95 s, the controls, the CoT ablation "
-        "and the held-out play (measured in float32 on an AVX2-only CPU: 96 updates, their medians 259 s, 185 s for the "
-        "Gemma 3 270M control and 314 s with CoT, about 6.8 h of training, 9.5 h as logged with other jobs beside it)",
+        "and the held-out play (measured on an AVX2-only CPU in float32: 84 updates, their medians 259 s and 185 s for "
+        "the Gemma 3 270M control, about 6 h; the CoT ablation 407-524 s there, 223-383 s in bfloat16 from its update 4 "
+        "on a CPU with AVX512-BF16; 9.5 h in all as logged, with other jobs beside it)",
     ),
     "15": (1_200, "estimated: 3,600 steps of seven mechanisms, self-consistency 16 samples a step"),
     "16": (6_000, "estimated: three seeds' 36 updates, the CoT ablation and the held-out cells (README, three seeds)"),
