@@ -197,9 +197,9 @@ def verdict(
     if rule in ("above", "below"):
         beyond, short = (low > reference, high < reference) if rule == "above" else (high < reference, low > reference)
         return "supports" if beyond else "contradicts" if short else "inconclusive"
-    significant = p < ALPHA and ours != 0
-    if rule in ("higher", "lower", "no effect") and significant and not seeds_agree(ours, seed_low, seed_high):
+    if overruled_by_seeds(rule, ours, p, seed_low, seed_high):
         return "inconclusive"
+    significant = p < ALPHA and ours != 0
     if rule in ("higher", "lower"):
         if significant:
             return "supports" if (ours > 0) == (rule == "higher") else "contradicts"
@@ -220,6 +220,14 @@ def seeds_agree(ours, seed_low, seed_high) -> bool:
     if pd.isna(seed_low) or pd.isna(seed_high):
         return True
     return seed_low > 0 if ours > 0 else seed_high < 0
+
+
+def overruled_by_seeds(rule, ours, p, seed_low, seed_high) -> bool:
+    """Whether an effect's significant pooled difference (rule ``higher``, ``lower`` or ``no effect``,
+    ``p`` < ALPHA) is not shared by every training seed (:func:`seeds_agree`): the row is then
+    ``inconclusive``, whatever the rule would read otherwise."""
+    significant = p < ALPHA and ours != 0
+    return rule in ("higher", "lower", "no effect") and significant and not seeds_agree(ours, seed_low, seed_high)
 
 
 def seed_range(differences: dict) -> dict:
@@ -328,12 +336,7 @@ def _why_not(gate: str, ours: float, note: str) -> str:
 
 def _seeds_note(r, note: str) -> str:
     """``note``, led by why the row is ``inconclusive`` where the seeds alone made it so (:func:`seeds_agree`)."""
-    if (
-        r.verdict == "inconclusive"
-        and r.p_holm < ALPHA
-        and r.ours != 0
-        and not seeds_agree(r.ours, r.seed_low, r.seed_high)
-    ):
+    if overruled_by_seeds(r.rule, r.ours, r.p_holm, r.seed_low, r.seed_high):
         why = (
             f"inconclusive: the pooled difference is significant but not in every training seed "
             f"(the seeds' own differences run from {r.seed_low:+.3f} to {r.seed_high:+.3f})"

@@ -811,6 +811,13 @@ def rlft_training(log):
     return fig
 
 
+def _seed_means(per_seed: list, key) -> list[float]:
+    """Each training seed's mean at ``key`` (``per_seed``: a mean per key for each seed), where the
+    seeds differ; empty where they agree, where one lacks it, or where there are none."""
+    own = [float(means.get(key, float("nan"))) for means in per_seed]
+    return own if len(set(own)) > 1 and all(v == v for v in own) else []
+
+
 def rlft_held_out(steps, table, reported=None, seeds=None):
     """Fig. 6 and 7 on held-out instances: mean cumulative regret and coverage per step (95%
     bootstrap band over instances), one line per adapter or reference agent; and each metric's
@@ -853,6 +860,7 @@ def rlft_held_out(steps, table, reported=None, seeds=None):
     if reported is not None:
         values = pd.to_numeric(reported.set_index("id")["value"], errors="coerce")
         paper = {"RLFT": values.get("B22"), "RLFT + bonus": values.get("B23")}
+    per_seed = [part.set_index(["metric", "adapter"])["mean"] for part in (seeds or {}).values()]
     seeds_drawn = False
     for ax, metric in zip(axes[1], ("regret", "coverage", "invalid_share")):
         cells = table[table["metric"] == metric].set_index("adapter").reindex(order).dropna(subset=["mean"])
@@ -867,11 +875,8 @@ def rlft_held_out(steps, table, reported=None, seeds=None):
             )
             if metric == "coverage" and pd.notna(paper.get(adapter)):
                 crosses = ax.plot(x + 0.25, paper[adapter], "X", color="#8b0000", mfc="none", mew=1.5, ms=8)[0]
-            own = [
-                float(part.set_index(["metric", "adapter"])["mean"].get((metric, adapter), float("nan")))
-                for part in (seeds or {}).values()
-            ]
-            if len(set(own)) > 1 and all(v == v for v in own):
+            own = _seed_means(per_seed, (metric, adapter))
+            if own:
                 offsets = [x - 0.3 + 0.06 * i for i in range(len(own))]
                 ax.plot(offsets, own, "o", color=palette[adapter], mfc="none", ms=5, mew=1)
                 seeds_drawn = True
@@ -882,7 +887,7 @@ def rlft_held_out(steps, table, reported=None, seeds=None):
         names.append("paper B, Gemma2 2B: coverage without\nand with the exploration bonus (B22, B23)")
     if seeds_drawn:
         handles.append(plt.Line2D([], [], marker="o", ls="", mfc="none", color="0.35", ms=5, mew=1))
-        names.append(f"each of the {len(seeds)} training seeds' own mean\n(hollow, left of the pooled mean)")
+        names.append(f"each of the {len(per_seed)} training seeds' own mean\n(hollow, left of the pooled mean)")
     axes[0][2].legend(handles, names, loc="upper left", fontsize=8, title="held-out play of", title_fontsize=8)
     fig.tight_layout()
     return fig
@@ -1009,8 +1014,8 @@ def tictactoe_rlft(log, table, reported, main_cells, budget_cells, seeds=None):
                 continue
             hollow = invalid.get((row.run, row.cell, row.adapter), 0) >= RANDOM_PLAY
             x = j + 0.09 * (i - (len(labels) - 1) / 2)
-            own = [float(means.get((row.run, row.cell, row.adapter, "return"), float("nan"))) for means in per_seed]
-            if len(set(own)) > 1 and all(v == v for v in own):
+            own = _seed_means(per_seed, (row.run, row.cell, row.adapter, "return"))
+            if own:
                 ax.plot([x] * len(own), own, "_", color=color, ms=9, mew=1.5, zorder=4, gid="seed means")
                 seeds_drawn = True
             handles[label] = ax.errorbar(

@@ -268,13 +268,6 @@ def paired(episodes: pd.DataFrame, value: str, contrast: Contrast, n: int) -> tu
     return paired_sides(frame, "side", value, "treatment", "control", keys)
 
 
-def seed_differences(episodes: pd.DataFrame, value: str, contrast: Contrast, n: int) -> dict:
-    """The contrast's mean paired difference of ``value`` at ``n`` for each training seed alone
-    (``paperlib.stats.per_seed_differences``; empty with one seed)."""
-    frame, keys = _sides(episodes, contrast, n)
-    return per_seed_differences(frame, "side", value, "treatment", "control", keys)
-
-
 def against_table(episodes: pd.DataFrame, control: str) -> pd.DataFrame:
     """Each run's kept adapters against ``control`` (:data:`BASE`, or ``recipe``: its adapter kept
     by the same rule) at each N, under both rewards, meals and the deadlock rate: the paired
@@ -406,9 +399,10 @@ def claims_rows(episodes: pd.DataFrame, signal: pd.DataFrame, source, profile: s
                     "prescription also reads a significant fall as no rise",
                 ),
             ):
-                treatment, control = paired(episodes, metric, contrast, n)
+                frame, keys = _sides(episodes, contrast, n)
+                treatment, control = paired_sides(frame, "side", metric, "treatment", "control", keys)
                 tested = effect(treatment, control, paired=True, names=("treatment's values", "control's values"))
-                differences = seed_differences(episodes, metric, contrast, n)
+                differences = per_seed_differences(frame, "side", metric, "treatment", "control", keys)
                 rows.append(
                     {
                         "reported": OURS,
