@@ -405,15 +405,15 @@ PROFILES = {
         },
         # [ours: time] validation on 10 episodes per step, not 30
         grpo_val_episodes=10,
-        # -- paper A, notebook 05 [ours: time, 8 hours in all on 2 cores]. A 16-step run is about 30 min
-        # on the bfloat16 trainer (notebook 03), the curriculum's about 1.3x (its rollouts grow with N);
-        # validation plays about 3 decisions per second, held-out play 6.8 (gap_max_batch, notebook 04).
-        # Three runs x two seeds: 6 x 16 steps (about 3.2 h), 5 validation episodes per step at N = 5
-        # (125 decisions: 16 x 6 x 42 s, about 1.1 h), 10 evaluation episodes per cell at N = 5, 10, 15
-        # for up to three kept adapters per run (1,500 decisions an adapter: 18 x 220 s, about 1.1 h):
-        # about 5.4 h. Cut: the third training seed (another 2.7 h, past the budget), validation 5
-        # episodes, not the recipe's 10, and evaluation 10 per cell, not 30 (30 would add 2.2 h); the
-        # base model's and the recipe's rows are notebook 04's first 10 evaluation seeds of seeds 0 and 1
+        # -- paper A, notebook 05 [ours: time, 8 hours in all on 2 cores]. Measured in bfloat16 (README,
+        # ESTIMATES["05"]): a 16-step run with its validation 31-50 min for the shaped and curriculum runs
+        # (the curriculum's 1.2-1.4x, its rollouts grow with N), 14-15 min for the penalty run (its steps
+        # took 9-60 s once it deadlocked every episode); the 18 kept adapters' held-out play about 4,900 s
+        # (about 270 s an adapter). Two seeds took 4.5 h in all; a third (about 2.3 h) fits the budget and
+        # is the next run (intervention_seeds=(0, 1, 2): only the new seed trains and plays). Cut: 5
+        # validation episodes per step, not the recipe's 10, and 10 evaluation episodes per cell, not 30
+        # (30 would add about 2.7 h); the base model's and the recipe's rows are notebook 04's, on its
+        # first 10 evaluation seeds and the same training seeds
         intervention_seeds=(0, 1),
         intervention_val_episodes=5,
         intervention_eval_episodes=10,

@@ -200,6 +200,18 @@ def test_a_run_without_signal_cannot_test_its_prescription():
     assert verdicts.loc["reward shaping", "verdict"] == "cannot test"
     assert "gate 'learning signal'" in verdicts.loc["reward shaping", "why"]
     assert "Too few to learn in shaped" in n05.signal_sentence(signal)
+    assert "shaped carry prescriptions that cannot be tested" in n05.signal_sentence(signal)
+
+
+def test_a_control_without_signal_leaves_the_comparisons_against_it_standing():
+
+    signal = pd.concat([_signal(("shaped", "curriculum", "penalty")), _signal(("recipe",), share=0.0)])
+    sentence = n05.signal_sentence(signal)
+    assert "Too few to learn in recipe" in sentence and "cannot be tested" not in sentence
+    assert "recipe only ever serves as a control below" in sentence
+    claims = n05.claims_rows(_episodes(), signal, "05_interventions.parquet", "smoke", "tiny-lm", [5])
+    verdicts = n05.verdict_table(claims, [5]).set_index("prescription")
+    assert verdicts.loc["reward shaping", "verdict"] == "closes the gap"  # recipe is its control, not its treatment
 
 
 def test_the_gap_is_measured_to_the_scripted_policy_that_eats_most():

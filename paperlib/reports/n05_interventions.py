@@ -195,15 +195,37 @@ def signal_table(log: pd.DataFrame) -> pd.DataFrame:
 
 
 def signal_sentence(table: pd.DataFrame) -> str:
-    """Which runs had too little signal to learn, said as their result."""
+    """Which runs had too little signal to learn, said as their result: a prescription's run gates
+    its comparisons (:func:`_gate`); a run that is only ever a control (the recipe) does not."""
     shares = table.groupby("run", sort=False)["steps with a signal"].mean()
     said = "; ".join(f"{run} {share:.0%}" for run, share in shares.items())
     starved = [run for run, share in shares.items() if LEARNING_SIGNAL.check(share)]
-    return f"Steps with a learning signal (mean over training seeds): {said}. " + (
-        f"Too few to learn in {', '.join(starved)}: most of their steps left the adapter as it was, which is "
-        "their result; their comparisons below cannot test the prescription."
-        if starved
-        else "Every run had a signal in at least half of its steps."
+    if not starved:
+        return f"Steps with a learning signal (mean over training seeds): {said}. Every run had a signal in at least half of its steps."
+    treated = {contrast.run for contrast in CONTRASTS}
+    gated_runs = [run for run in starved if run in treated]
+    controls = [run for run in starved if run not in treated]
+    return " ".join(
+        [
+            f"Steps with a learning signal (mean over training seeds): {said}.",
+            f"Too few to learn in {', '.join(starved)}: most of their steps left the adapter as it was, which is "
+            "their result.",
+            *(
+                [
+                    f"Of these, {', '.join(gated_runs)} carry prescriptions that cannot be tested: their comparisons below say so."
+                ]
+                if gated_runs
+                else []
+            ),
+            *(
+                [
+                    f"Of these, {', '.join(controls)} only ever serves as a control below (the run a prescription is "
+                    "measured against, never the treatment), so the comparisons against it stand."
+                ]
+                if controls
+                else []
+            ),
+        ]
     )
 
 
