@@ -208,7 +208,7 @@ def test_a_control_without_signal_leaves_the_comparisons_against_it_standing():
     signal = pd.concat([_signal(("shaped", "curriculum", "penalty")), _signal(("recipe",), share=0.0)])
     sentence = n05.signal_sentence(signal)
     assert "Too few to learn in recipe" in sentence and "cannot be tested" not in sentence
-    assert "recipe only ever serves as a control below" in sentence
+    assert "recipe is no prescription's own run" in sentence
     claims = n05.claims_rows(_episodes(), signal, "05_interventions.parquet", "smoke", "tiny-lm", [5])
     verdicts = n05.verdict_table(claims, [5]).set_index("prescription")
     assert verdicts.loc["reward shaping", "verdict"] == "closes the gap"  # recipe is its control, not its treatment

@@ -196,7 +196,7 @@ def signal_table(log: pd.DataFrame) -> pd.DataFrame:
 
 def signal_sentence(table: pd.DataFrame) -> str:
     """Which runs had too little signal to learn, said as their result: a prescription's run gates
-    its comparisons (:func:`_gate`); a run that is only ever a control (the recipe) does not."""
+    its comparisons (:func:`_gate`); a run that is no prescription's own (the recipe) gates none by itself."""
     shares = table.groupby("run", sort=False)["steps with a signal"].mean()
     said = "; ".join(f"{run} {share:.0%}" for run, share in shares.items())
     starved = [run for run, share in shares.items() if LEARNING_SIGNAL.check(share)]
@@ -219,8 +219,9 @@ def signal_sentence(table: pd.DataFrame) -> str:
             ),
             *(
                 [
-                    f"Of these, {', '.join(controls)} only ever serves as a control below (the run a prescription is "
-                    "measured against, never the treatment), so the comparisons against it stand."
+                    f"Of these, {', '.join(controls)} is no prescription's own run: the prescriptions below are "
+                    "measured against it, and it gates no comparison by itself (checkpoint discipline, which pools "
+                    "every run, reads the runs' mean share)."
                 ]
                 if controls
                 else []
