@@ -200,34 +200,24 @@ def signal_sentence(table: pd.DataFrame) -> str:
     shares = table.groupby("run", sort=False)["steps with a signal"].mean()
     said = "; ".join(f"{run} {share:.0%}" for run, share in shares.items())
     starved = [run for run, share in shares.items() if LEARNING_SIGNAL.check(share)]
+    sentences = [f"Steps with a learning signal (mean over training seeds): {said}."]
     if not starved:
-        return f"Steps with a learning signal (mean over training seeds): {said}. Every run had a signal in at least half of its steps."
-    treated = {contrast.run for contrast in CONTRASTS}
-    gated_runs = [run for run in starved if run in treated]
-    controls = [run for run in starved if run not in treated]
-    return " ".join(
-        [
-            f"Steps with a learning signal (mean over training seeds): {said}.",
-            f"Too few to learn in {', '.join(starved)}: most of their steps left the adapter as it was, which is "
-            "their result.",
-            *(
-                [
-                    f"Of these, {', '.join(gated_runs)} carry prescriptions that cannot be tested: their comparisons below say so."
-                ]
-                if gated_runs
-                else []
-            ),
-            *(
-                [
-                    f"Of these, {', '.join(controls)} is no prescription's own run: the prescriptions below are "
-                    "measured against it, and it gates no comparison by itself (checkpoint discipline, which pools "
-                    "every run, reads the runs' mean share)."
-                ]
-                if controls
-                else []
-            ),
-        ]
+        return " ".join([*sentences, "Every run had a signal in at least half of its steps."])
+    sentences.append(
+        f"Too few to learn in {', '.join(starved)}: most of their steps left the adapter as it was, which is their result."
     )
+    treated = {contrast.run for contrast in CONTRASTS}
+    if gated_runs := [run for run in starved if run in treated]:
+        sentences.append(
+            f"Of these, {', '.join(gated_runs)} carry prescriptions that cannot be tested: their comparisons below say so."
+        )
+    if controls := [run for run in starved if run not in treated]:
+        sentences.append(
+            f"Of these, {', '.join(controls)} is no prescription's own run: the prescriptions below are measured "
+            "against it, and it gates no comparison by itself (checkpoint discipline, which pools every run, reads "
+            "the runs' mean share)."
+        )
+    return " ".join(sentences)
 
 
 # -- the evaluation -------------------------------------------------------------------------------
