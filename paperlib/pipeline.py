@@ -58,11 +58,11 @@ ESTIMATES = {
         "seven adapters (three seeds' kept ones, two of nine the same adapter as another, copied), over two sessions",
     ),
     "05": (
-        16_200,
-        "measured in bfloat16 on a CPU with AVX512-BF16, over four sessions: six 16-step runs (three runs x two seeds) "
-        "11,300 s with their validation (shaped 2,170 s and 1,872 s, curriculum 2,556 s and 3,013 s, penalty 833 s and "
-        "884 s: its steps took 9-60 s once it deadlocked), the 18 kept adapters' held-out play (10 episodes per cell at "
-        "N = 5, 10, 15) about 4,900 s",
+        26_100,
+        "measured in bfloat16 on a CPU with AVX512-BF16, over five sessions: nine 16-step runs (three runs x three "
+        "seeds) 18,300 s with their validation (shaped 2,170 s, 1,872 s and about 1,900 s, curriculum 2,556 s, "
+        "3,013 s and 3,463 s, penalty 833 s, 884 s and 1,631 s: its steps took 9-60 s once it deadlocked), the 27 "
+        "kept adapters' held-out play (10 episodes per cell at N = 5, 10, 15) about 7,840 s",
     ),
     "06": (1_251, "measured: the base model and notebook 03's last adapter, 30 episodes each at N = 5 (1,410 turns)"),
     "11": (578, "measured: the executed notebook's papermill duration"),

@@ -406,15 +406,14 @@ PROFILES = {
         # [ours: time] validation on 10 episodes per step, not 30
         grpo_val_episodes=10,
         # -- paper A, notebook 05 [ours: time, 8 hours in all on 2 cores]. Measured in bfloat16 (README,
-        # ESTIMATES["05"]): a 16-step run with its validation 31-50 min for the shaped and curriculum runs
-        # (the curriculum's 1.2-1.4x, its rollouts grow with N), 14-15 min for the penalty run (its steps
-        # took 9-60 s once it deadlocked every episode); the 18 kept adapters' held-out play about 4,900 s
-        # (about 270 s an adapter). Two seeds took 4.5 h in all; a third (about 2.3 h) fits the budget and
-        # is the next run (intervention_seeds=(0, 1, 2): only the new seed trains and plays). Cut: 5
-        # validation episodes per step, not the recipe's 10, and 10 evaluation episodes per cell, not 30
-        # (30 would add about 2.7 h); the base model's and the recipe's rows are notebook 04's, on its
-        # first 10 evaluation seeds and the same training seeds
-        intervention_seeds=(0, 1),
+        # ESTIMATES["05"]): a 16-step run with its validation 31-58 min for the shaped and curriculum runs
+        # (the curriculum's 1.2-1.8x, its rollouts grow with N), 14-27 min for the penalty run (its steps
+        # took 9-60 s once it deadlocked every episode); the 27 kept adapters' held-out play about 7,840 s
+        # (270-330 s an adapter). Three seeds took 7 h 15 min in all. Cut: 5 validation episodes per
+        # step, not the recipe's 10, and 10 evaluation episodes per cell, not 30 (30 would add about
+        # 4.4 h); the base model's and the recipe's rows are notebook 04's, on its first 10 evaluation
+        # seeds and the same training seeds
+        intervention_seeds=(0, 1, 2),
         intervention_val_episodes=5,
         intervention_eval_episodes=10,
         # -- paper B, notebook 14: Qwen2.5-Coder-0.5B, the embedded model that writes ACTION= itself
