@@ -108,8 +108,16 @@ def test_the_signal_share_counts_groups_whose_episodes_differ():
 
 
 # -- the report: verdicts and claims on hand-made episodes -------------------------------------
-def _claim(ours, p=float("nan"), p_tost=float("nan"), verdict="inconclusive", note=""):
-    return {"ours": ours, "p_holm": p, "p_tost_holm": p_tost, "verdict": verdict, "note": note}
+def _claim(ours, p=float("nan"), p_tost=float("nan"), verdict="inconclusive", note="", seeds=(float("nan"),) * 2):
+    return {
+        "ours": ours,
+        "p_holm": p,
+        "p_tost_holm": p_tost,
+        "verdict": verdict,
+        "note": note,
+        "seed_low": seeds[0],
+        "seed_high": seeds[1],
+    }
 
 
 @pytest.mark.parametrize(
@@ -119,6 +127,9 @@ def _claim(ours, p=float("nan"), p_tost=float("nan"), verdict="inconclusive", no
         (_claim(0.4, p=0.001), _claim(-0.2, p=0.01), "closes the gap"),  # fewer deadlocks: no rise
         (_claim(0.4, p=0.001), _claim(0.2, p=0.01), "worse"),  # more meals, but more deadlocks
         (_claim(-0.3, p=0.001), _claim(0.0), "worse"),
+        (_claim(0.4, p=0.001, seeds=(0.1, 0.6)), _claim(0.0), "closes the gap"),  # every seed eats more
+        (_claim(0.1, p=0.001, seeds=(0.0, 0.2)), _claim(0.0), "inconclusive"),  # one seed did not move
+        (_claim(0.4, p=0.001), _claim(0.2, p=0.01, seeds=(-0.1, 0.5)), "closes the gap"),  # not every seed's rise
         (_claim(0.01, p=0.6, p_tost=0.01), _claim(0.0), "no change"),  # only an equivalence test says so
         (_claim(0.01, p=0.6, p_tost=0.3), _claim(0.0), "inconclusive"),
         (_claim(0.4, p=0.001), _claim(0.0, verdict="cannot test", note="cannot test: gate"), "cannot test"),
@@ -128,6 +139,16 @@ def test_a_prescriptions_verdict_reads_its_meals_and_deadlock_rows(meals, deadlo
     from paperlib.reports.n05_interventions import prescription_verdict
 
     assert prescription_verdict(meals, deadlock)[0] == outcome
+
+
+def test_a_prescriptions_verdict_says_when_the_seeds_alone_leave_it_open():
+    from paperlib.reports.n05_interventions import prescription_verdict
+
+    meals = _claim(0.1, p=0.001, p_tost=0.01, seeds=(0.0, 0.2))
+    assert prescription_verdict(meals, _claim(0.0)) == (
+        "inconclusive",
+        "the pooled difference in meals is not in every training seed",
+    )
 
 
 def _episodes():

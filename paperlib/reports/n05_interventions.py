@@ -17,7 +17,8 @@ deadlock rate (rule ``no effect``), in the claims schema as our own claims (``cl
 Holm-adjusted as the notebook's one family. Its verdict (:func:`prescription_verdict`) reads the
 two rows: ``closes the gap`` (meals rise, deadlocks do not), ``no change`` (meals equivalent
 within the margin, deadlocks not up), ``worse`` (meals fall or deadlocks rise), ``inconclusive``
-(none of these shown), ``cannot test`` (no such run here, a failed gate, or the two sides the
+(none of these shown; a pooled difference is shown only where every training seed shares its
+sign, as in the claims rows), ``cannot test`` (no such run here, a failed gate, or the two sides the
 same adapter).
 """
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from paperlib.claims import NOT_RUN, OURS, Gate, claims_table, effect, gated, seed_range, source_name
+from paperlib.claims import NOT_RUN, OURS, Gate, claims_table, effect, gated, seed_range, seeds_agree, source_name
 from paperlib.philosophers.training import REWARDS
 from paperlib.stats import ALPHA, holm, paired_sides, per_seed_differences, seeds_in_words, wilson_ci
 
@@ -440,17 +441,28 @@ def claims_rows(episodes: pd.DataFrame, signal: pd.DataFrame, source, profile: s
     return claims_table(table, "05_interventions", profile)
 
 
+def _shown(row) -> bool:
+    """Whether a claims row's difference is shown: significant after Holm and, where it pools
+    training seeds, of the same sign in every seed (``claims.seeds_agree``, as its own verdict reads)."""
+    return row["p_holm"] < ALPHA and seeds_agree(
+        row["ours"], row.get("seed_low", math.nan), row.get("seed_high", math.nan)
+    )
+
+
 def prescription_verdict(meals, deadlock) -> tuple[str, str]:
     """A prescription's outcome at one N from its two claims rows (``meals``, ``deadlock``: rows of
-    :func:`claims_rows` with ``ours``, ``p_holm``, ``p_tost_holm``, ``verdict``, ``note``) and why."""
+    :func:`claims_rows` with ``ours``, ``p_holm``, ``p_tost_holm``, ``verdict``, ``note`` and, where
+    training seeds are pooled, ``seed_low`` and ``seed_high``) and why."""
     for row in (meals, deadlock):
         if row["verdict"] == "cannot test":  # the note's reason, before what every note of ours says
             return "cannot test", row["note"].removeprefix("cannot test: ").split(f"; {OWN_CLAIM}")[0]
-    more_deadlocks = deadlock["p_holm"] < ALPHA and deadlock["ours"] > 0
-    if more_deadlocks or (meals["p_holm"] < ALPHA and meals["ours"] < 0):
+    more_deadlocks = _shown(deadlock) and deadlock["ours"] > 0
+    if more_deadlocks or (_shown(meals) and meals["ours"] < 0):
         return "worse", "more deadlocks" if more_deadlocks else "fewer meals"
-    if meals["p_holm"] < ALPHA and meals["ours"] > 0:
+    if _shown(meals) and meals["ours"] > 0:
         return "closes the gap", "more meals, deadlocks not up"
+    if meals["p_holm"] < ALPHA:
+        return "inconclusive", "the pooled difference in meals is not in every training seed"
     if meals["p_tost_holm"] < ALPHA:
         return "no change", "meals equivalent within the margin, deadlocks not up"
     return "inconclusive", "neither a difference nor an equivalence in meals is shown"
