@@ -444,15 +444,13 @@ def claims_rows(episodes: pd.DataFrame, signal: pd.DataFrame, source, profile: s
 def _shown(row) -> bool:
     """Whether a claims row's difference is shown: significant after Holm and, where it pools
     training seeds, of the same sign in every seed (``claims.seeds_agree``, as its own verdict reads)."""
-    return row["p_holm"] < ALPHA and seeds_agree(
-        row["ours"], row.get("seed_low", math.nan), row.get("seed_high", math.nan)
-    )
+    return row["p_holm"] < ALPHA and seeds_agree(row["ours"], row["seed_low"], row["seed_high"])
 
 
 def prescription_verdict(meals, deadlock) -> tuple[str, str]:
     """A prescription's outcome at one N from its two claims rows (``meals``, ``deadlock``: rows of
-    :func:`claims_rows` with ``ours``, ``p_holm``, ``p_tost_holm``, ``verdict``, ``note`` and, where
-    training seeds are pooled, ``seed_low`` and ``seed_high``) and why."""
+    :func:`claims_rows` with ``ours``, ``p_holm``, ``p_tost_holm``, ``verdict``, ``note``, ``seed_low``
+    and ``seed_high``, NaN where no training seeds are pooled) and why."""
     for row in (meals, deadlock):
         if row["verdict"] == "cannot test":  # the note's reason, before what every note of ours says
             return "cannot test", row["note"].removeprefix("cannot test: ").split(f"; {OWN_CLAIM}")[0]
